@@ -1,0 +1,1 @@
+"""Static analysis: which code is traced, what a loop iterates over, and what it carries."""

@@ -1,0 +1,157 @@
+"""Which names and expressions are known to be JAX arrays.
+
+Array evidence decides whether a loop runs over an array axis (flagged) or
+over a Python container (left alone), and whether `lax.scan` would slice a
+value the way the loop indexes it. Evidence: an array annotation
+(`jax.Array`, `jnp.ndarray`, jaxtyping), creation by a jnp/lax/random call,
+`.shape`/`.ndim`/`.at`/... used on the name, or arithmetic on arrays.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from jaxloopfix.analysis.source import ParsedModule
+
+ARRAY_MODULES = ("jax.numpy.", "jax.lax.", "jax.nn.", "jax.random.", "jax.scipy.")
+ARRAY_ANNOTATIONS = frozenset(
+    {
+        "jax.Array",
+        "jax.numpy.ndarray",
+        "jax.numpy.DeviceArray",
+        "jaxtyping.Array",
+        "chex.Array",
+        "numpy.ndarray",
+        "jax.typing.ArrayLike",
+    }
+)
+# jnp/lax functions whose result is not one array (a list, a tuple, a shape or a dtype).
+NON_ARRAY_RESULTS = frozenset(
+    {
+        "split", "array_split", "hsplit", "vsplit", "dsplit", "meshgrid", "unstack", "shape", "ndim", "size",
+        "result_type", "promote_types", "dtype", "iinfo", "finfo", "broadcast_arrays", "broadcast_shapes",
+        "nonzero", "unravel_index", "indices", "tril_indices", "triu_indices", "diag_indices",
+        "mask_indices", "histogram", "unique", "eigh", "eig", "svd", "qr", "slogdet", "lu", "frexp", "modf",
+        "divmod", "scan", "while_loop", "fori_loop", "cond", "switch", "map", "associative_scan", "top_k",
+        "sort_key_val", "split_key", "argwhere", "where_", "issubdtype", "isscalar", "can_cast", "PRNGKey_",
+    }
+)
+# Attributes that only arrays have (in JAX code).
+ARRAY_ATTRIBUTES = frozenset({"shape", "ndim", "at", "T", "reshape", "astype", "dtype", "mT"})
+# Methods of arrays that return arrays.
+ARRAY_METHODS = frozenset(
+    {
+        "reshape", "astype", "sum", "mean", "max", "min", "prod", "std", "var", "transpose", "squeeze",
+        "flatten", "ravel", "cumsum", "cumprod", "clip", "round", "dot", "conj", "argmax", "argmin",
+        "swapaxes", "any", "all", "set", "add", "multiply", "get", "divide", "power", "min", "max", "apply",
+    }
+)
+
+
+def _jax_array_call(parsed: ParsedModule, call: cst.Call) -> bool:
+    if not isinstance(call.func, (cst.Name, cst.Attribute)):
+        return False
+    for qname in parsed.qualified_names(call.func):
+        if qname.startswith(ARRAY_MODULES) and qname.rsplit(".", 1)[-1] not in NON_ARRAY_RESULTS:
+            # `jnp.where(cond)` with one argument returns a tuple.
+            if qname.endswith(".where") and len(call.args) == 1:
+                return False
+            return True
+    return False
+
+
+def is_array_annotation(parsed: ParsedModule, annotation: cst.BaseExpression) -> bool:
+    node = annotation.value if isinstance(annotation, cst.Subscript) else annotation
+    if not isinstance(node, (cst.Name, cst.Attribute)):
+        return False
+    for qname in parsed.qualified_names(node):
+        if qname in ARRAY_ANNOTATIONS:
+            return True
+        # jaxtyping's dtype-shape annotations: Float[Array, "T D"], Int[...], Shaped[...].
+        if qname.startswith("jaxtyping.") and isinstance(annotation, cst.Subscript):
+            return True
+    return False
+
+
+class ArrayFacts:
+    """Array evidence for the names of one function (flow-insensitive, which errs towards evidence
+    only where a name is used as an array somewhere; containers never gain evidence)."""
+
+    def __init__(self, parsed: ParsedModule, func: cst.FunctionDef) -> None:
+        self.parsed = parsed
+        self.func = func
+        self.names: set[str] = set()
+        self._collect()
+
+    def _collect(self) -> None:
+        params = self.func.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            if param.annotation is not None and is_array_annotation(self.parsed, param.annotation.annotation):
+                self.names.add(param.name.value)
+        facts = self
+        assignments: list[tuple[list[str], cst.BaseExpression]] = []
+
+        class Walk(cst.CSTVisitor):
+            def visit_Attribute(self, node: cst.Attribute) -> None:
+                if isinstance(node.value, cst.Name) and node.attr.value in ARRAY_ATTRIBUTES:
+                    facts.names.add(node.value.value)
+
+            def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+                if isinstance(node.target, cst.Name) and is_array_annotation(facts.parsed, node.annotation.annotation):
+                    facts.names.add(node.target.value)
+                if isinstance(node.target, cst.Name) and node.value is not None:
+                    assignments.append(([node.target.value], node.value))
+
+            def visit_Assign(self, node: cst.Assign) -> None:
+                for target in node.targets:
+                    if isinstance(target.target, cst.Name):
+                        assignments.append(([target.target.value], node.value))
+
+            def visit_AugAssign(self, node: cst.AugAssign) -> None:
+                if isinstance(node.target, cst.Name):
+                    assignments.append(([node.target.value], node.value))
+
+        self.func.body.visit(Walk())
+        # Fixed point: a name assigned from an array expression is an array.
+        changed = True
+        while changed:
+            changed = False
+            for targets, value in assignments:
+                for name in targets:
+                    if name not in self.names and self.is_array(value):
+                        self.names.add(name)
+                        changed = True
+
+    def is_array(self, expr: cst.BaseExpression) -> bool:
+        """Whether `expr` evaluates to a single array (not a container of arrays)."""
+        if isinstance(expr, cst.Name):
+            return expr.value in self.names
+        if isinstance(expr, cst.Call):
+            if _jax_array_call(self.parsed, expr):
+                return True
+            func = expr.func
+            if isinstance(func, cst.Attribute) and func.attr.value in ARRAY_METHODS:
+                return self.is_array(func.value) or _is_at_update(func.value, self)
+            return False
+        if isinstance(expr, cst.BinaryOperation):
+            return self.is_array(expr.left) or self.is_array(expr.right)
+        if isinstance(expr, cst.UnaryOperation):
+            return self.is_array(expr.expression)
+        if isinstance(expr, cst.Subscript):
+            return self.is_array(expr.value) and not any(
+                isinstance(e.slice, cst.Index) and isinstance(e.slice.value, cst.SimpleString) for e in expr.slice
+            )
+        if isinstance(expr, cst.Attribute):
+            return expr.attr.value in {"T", "mT", "real", "imag"} and self.is_array(expr.value)
+        if isinstance(expr, cst.IfExp):
+            return self.is_array(expr.body) and self.is_array(expr.orelse)
+        return False
+
+
+def _is_at_update(expr: cst.BaseExpression, facts: ArrayFacts) -> bool:
+    """`x.at[i]` (the receiver of `.set(...)`/`.add(...)`)."""
+    return (
+        isinstance(expr, cst.Subscript)
+        and isinstance(expr.value, cst.Attribute)
+        and expr.value.attr.value == "at"
+    )

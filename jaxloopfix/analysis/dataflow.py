@@ -1,0 +1,315 @@
+"""Carries, accumulators and liveness of one loop.
+
+A carry is a name the body assigns and that is read before assignment in a
+later iteration or after the loop; an accumulator is a list created empty
+before the loop, appended to once per step and stacked after it.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst.metadata import CodePosition
+
+from jaxloopfix.analysis.arrays import ArrayFacts
+from jaxloopfix.analysis.names import assigned_names, loads, stored_names
+from jaxloopfix.analysis.plan import Accumulator
+from jaxloopfix.analysis.source import ParsedModule
+from jaxloopfix.analysis.traced import TracedFunction
+
+FINISHERS = {"jax.numpy.stack": "stack", "jax.numpy.array": "array", "jax.numpy.asarray": "asarray"}
+
+
+def _start(parsed: ParsedModule, node: cst.CSTNode) -> CodePosition:
+    return parsed.position(node).start
+
+
+def _end(parsed: ParsedModule, node: cst.CSTNode) -> CodePosition:
+    return parsed.position(node).end
+
+
+def _pos(p: CodePosition) -> tuple[int, int]:
+    return (p.line, p.column)
+
+
+def contains(parsed: ParsedModule, outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
+    o = parsed.position(outer)
+    i = parsed.position(inner)
+    return _pos(o.start) <= _pos(i.start) and _pos(i.end) <= _pos(o.end)
+
+
+class LoopDataflow:
+    """Read/write facts about a loop inside its function."""
+
+    def __init__(self, parsed: ParsedModule, traced: TracedFunction, loop: cst.For, facts: ArrayFacts) -> None:
+        self.parsed = parsed
+        self.traced = traced
+        self.func = traced.node
+        self.loop = loop
+        self.facts = facts
+        self._function_loads = loads(self.func.body)
+
+    def outside_loads(self, name: str) -> list[cst.Name]:
+        return [n for n in self._function_loads if n.value == name and not contains(self.parsed, self.loop, n)]
+
+    def live_after(self) -> set[str]:
+        """Names that may be read after the loop: later in the function, anywhere in an
+        enclosing loop, or in a nested function (which may run later)."""
+        end = _pos(_end(self.parsed, self.loop))
+        enclosing = [
+            a for a in self._ancestors_in_function(self.loop) if isinstance(a, (cst.For, cst.While))
+        ]
+        live: set[str] = set()
+        for name in self._function_loads:
+            if contains(self.parsed, self.loop, name):
+                continue
+            if _pos(_start(self.parsed, name)) >= end:
+                live.add(name.value)
+            elif any(contains(self.parsed, e, name) for e in enclosing):
+                live.add(name.value)
+            elif any(
+                isinstance(a, (cst.FunctionDef, cst.Lambda)) for a in self._ancestors_in_function(name)
+            ):
+                live.add(name.value)
+        return live
+
+    def _ancestors_in_function(self, node: cst.CSTNode) -> list[cst.CSTNode]:
+        out = []
+        for ancestor in self.parsed.ancestors(node):
+            if ancestor is self.func:
+                break
+            out.append(ancestor)
+        return out
+
+    # -- reaching definitions before the loop -------------------------------------
+    def preceding_statements(self) -> list[cst.CSTNode]:
+        """Statements that run before the loop in straight-line order, nearest first,
+        walking out through enclosing blocks up to the function body."""
+        out: list[cst.CSTNode] = []
+        node: cst.CSTNode = self.loop
+        while node is not self.func:
+            parent = self.parsed.parent(node)
+            if parent is None:
+                break
+            if isinstance(parent, cst.IndentedBlock):
+                siblings = list(parent.body)
+                index = next(i for i, s in enumerate(siblings) if s is node)
+                out.extend(reversed(siblings[:index]))
+            node = parent
+        return out
+
+    def init_of(self, name: str) -> tuple[str, cst.BaseExpression | None]:
+        """How the value of `name` on entry to the loop is known: ("array"|"scalar"|
+        "static"|"unknown"|"undefined", the expression)."""
+        for statement in self.preceding_statements():
+            if name not in assigned_names([statement]):
+                continue
+            value = _assigned_value(statement, name)
+            if value is None:
+                return "unknown", None
+            return self.classify_value(value), value
+        params = {p.name.value: p for p in (*self.func.params.posonly_params, *self.func.params.params, *self.func.params.kwonly_params)}
+        if name in params:
+            if name in self.traced.static_params:
+                return "static", None
+            if self.traced.transformed or name in self.facts.names:
+                return "array", None
+            return "unknown", None
+        return "undefined", None
+
+    def classify_value(self, value: cst.BaseExpression) -> str:
+        if self.facts.is_array(value):
+            return "array"
+        if isinstance(value, (cst.Integer, cst.Float, cst.Imaginary)) or (
+            isinstance(value, cst.Name) and value.value in {"None", "True", "False"}
+        ):
+            return "scalar"
+        if isinstance(value, cst.UnaryOperation):
+            return self.classify_value(value.expression)
+        if isinstance(value, (cst.Tuple, cst.List)):
+            kinds = {self.classify_value(e.value) for e in value.elements if isinstance(e, cst.Element)}
+            if kinds == {"array"}:
+                return "array"
+            return "scalar" if "scalar" in kinds else "unknown"
+        if isinstance(value, cst.Dict):
+            kinds = {
+                self.classify_value(e.value) for e in value.elements if isinstance(e, cst.DictElement)
+            }
+            if kinds == {"array"}:
+                return "array"
+            return "scalar" if "scalar" in kinds else "unknown"
+        return "unknown"
+
+    # -- accumulators -------------------------------------------------------------
+    def accumulator(self, name: str, appends: list[cst.SimpleStatementLine]) -> Accumulator | str:
+        """An Accumulator for list `name`, or the reason it is not one."""
+        body = list(self.loop.body.body)
+        if len(appends) != 1 or appends[0] not in body:
+            return f"`{name}` is appended to conditionally or more than once per step"
+        append = appends[0]
+        call = _append_call(append)
+        assert call is not None
+        value = call.args[0].value
+        in_body = [n for n in loads(self.loop.body) if n.value == name]
+        if len(in_body) != 1:
+            return f"`{name}` is used in the loop body other than by `{name}.append(...)`"
+        if name in assigned_names(body):
+            return f"`{name}` is reassigned in the loop body"
+        init = None
+        for statement in self.preceding_statements():
+            if name in assigned_names([statement]) or any(n.value == name for n in loads(statement)):
+                if (
+                    isinstance(statement, cst.SimpleStatementLine)
+                    and len(statement.body) == 1
+                    and isinstance(statement.body[0], cst.Assign)
+                    and len(statement.body[0].targets) == 1
+                    and isinstance(statement.body[0].targets[0].target, cst.Name)
+                    and statement.body[0].targets[0].target.value == name
+                    and isinstance(statement.body[0].value, cst.List)
+                    and not statement.body[0].value.elements
+                ):
+                    init = statement
+                break
+        if init is None or self.parsed.parent(init) is not self.parsed.parent(self.loop):
+            return f"`{name}` is not created as an empty list (`{name} = []`) just before the loop"
+        uses = [n for n in self.outside_loads(name) if not contains(self.parsed, init, n)]
+        stores = [
+            s for s in self._function_stores(name) if not contains(self.parsed, init, s)
+        ]
+        if stores:
+            return f"`{name}` is reassigned outside the loop"
+        if len(uses) != 1:
+            what = "never used" if not uses else f"used {len(uses)} times"
+            return f"`{name}` is {what} after the loop; only a single `jnp.stack({name})` can become the scan's output"
+        use = uses[0]
+        if _pos(_start(self.parsed, use)) < _pos(_end(self.parsed, self.loop)):
+            return f"`{name}` is read before the loop finishes"
+        finisher = self._finisher(use, name)
+        if isinstance(finisher, str):
+            return finisher
+        call_node, reversed_arg, axis = finisher
+        return Accumulator(
+            name=name,
+            init=init,
+            append=append,
+            value=value,
+            finisher=call_node,
+            finisher_reversed=reversed_arg,
+            axis=axis,
+        )
+
+    def _function_stores(self, name: str) -> list[cst.CSTNode]:
+        found: list[cst.CSTNode] = []
+
+        class Walk(cst.CSTVisitor):
+            def visit_Assign(self, node: cst.Assign) -> None:
+                if any(name in stored_names(t.target) for t in node.targets):
+                    found.append(node)
+
+            def visit_AugAssign(self, node: cst.AugAssign) -> None:
+                if name in stored_names(node.target):
+                    found.append(node)
+
+            def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+                if name in stored_names(node.target):
+                    found.append(node)
+
+            def visit_For(self, node: cst.For) -> None:
+                if name in stored_names(node.target):
+                    found.append(node)
+
+        self.func.body.visit(Walk())
+        return found
+
+    def _finisher(self, use: cst.Name, name: str) -> tuple[cst.Call, bool, int] | str:
+        reason = f"`{name}` is used after the loop other than as `jnp.stack({name})`"
+        parent = self.parsed.parent(use)
+        reversed_arg = False
+        if isinstance(parent, cst.Subscript):
+            if not _is_reverse_slice(parent):
+                return reason
+            reversed_arg = True
+            parent = self.parsed.parent(parent)
+        if not isinstance(parent, cst.Arg) or parent.keyword is not None or parent.star:
+            return reason
+        call = self.parsed.parent(parent)
+        if not isinstance(call, cst.Call) or not call.args or call.args[0] is not parent:
+            return reason
+        kind = FINISHERS.get(self.parsed.qualified_name(call.func) or "") if isinstance(call.func, (cst.Name, cst.Attribute)) else None
+        if kind is None:
+            return reason
+        axis = 0
+        extra = list(call.args[1:])
+        if kind == "stack":
+            if len(extra) > 1:
+                return f"`jnp.stack({name}, ...)` has arguments other than `axis`"
+            if extra:
+                arg = extra[0]
+                if arg.keyword is not None and arg.keyword.value != "axis":
+                    return f"`jnp.stack({name}, ...)` has arguments other than `axis`"
+                value = _int_literal(arg.value)
+                if value is None:
+                    return f"the stacking axis of `{name}` is not an integer literal"
+                axis = value
+        elif extra:
+            return f"`jnp.{kind}({name}, ...)` has extra arguments (dtype/copy), not rewritten"
+        return call, reversed_arg, axis
+
+
+def _append_call(statement: cst.CSTNode) -> cst.Call | None:
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
+        return None
+    expr = statement.body[0]
+    if not isinstance(expr, cst.Expr) or not isinstance(expr.value, cst.Call):
+        return None
+    call = expr.value
+    if (
+        isinstance(call.func, cst.Attribute)
+        and call.func.attr.value == "append"
+        and isinstance(call.func.value, cst.Name)
+        and len(call.args) == 1
+        and call.args[0].keyword is None
+        and not call.args[0].star
+    ):
+        return call
+    return None
+
+
+def appended_list(statement: cst.CSTNode) -> str | None:
+    call = _append_call(statement)
+    return call.func.value.value if call is not None else None  # type: ignore[union-attr]
+
+
+def _is_reverse_slice(node: cst.Subscript) -> bool:
+    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Slice):
+        return False
+    s = node.slice[0].slice
+    return s.lower is None and s.upper is None and s.step is not None and _int_literal(s.step) == -1
+
+
+def _int_literal(expr: cst.BaseExpression) -> int | None:
+    if isinstance(expr, cst.Integer):
+        return int(expr.evaluated_value)
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus) and isinstance(expr.expression, cst.Integer):
+        return -int(expr.expression.evaluated_value)
+    return None
+
+
+def _assigned_value(statement: cst.CSTNode, name: str) -> cst.BaseExpression | None:
+    """The expression a simple statement assigns to `name`, if it is that simple."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return None
+    result = None
+    for small in statement.body:
+        if isinstance(small, cst.Assign) and len(small.targets) == 1:
+            target = small.targets[0].target
+            if isinstance(target, cst.Name) and target.value == name:
+                result = small.value
+            elif isinstance(target, (cst.Tuple, cst.List)) and isinstance(small.value, (cst.Tuple, cst.List)):
+                if len(target.elements) == len(small.value.elements):
+                    for t, v in zip(target.elements, small.value.elements):
+                        if isinstance(t.value, cst.Name) and t.value.value == name:
+                            result = v.value
+        elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.target.value == name:
+            result = small.value
+    return result
+

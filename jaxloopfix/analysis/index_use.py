@@ -1,0 +1,204 @@
+"""How the loop index is used once per-step reads are taken out.
+
+In the loop the index is a Python int; in a `lax.scan` step it is a traced
+int32. Arithmetic, array indexing and jnp calls behave the same on both;
+Python control flow, slice bounds, shapes and container lookups do not.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from jaxloopfix.analysis.arrays import ArrayFacts
+from jaxloopfix.analysis.names import loads, stored_names
+from jaxloopfix.analysis.source import ParsedModule
+
+# jnp/lax functions whose first argument is a shape, a size or an axis.
+SHAPE_FIRST = frozenset(
+    {"arange", "zeros", "ones", "empty", "full", "eye", "identity", "linspace", "logspace", "geomspace", "tri",
+     "iota", "broadcasted_iota", "PRNGKey", "key"}
+)
+# jnp/lax functions whose later positional arguments may be traced values.
+VALUE_ARGS = frozenset(
+    {"where", "maximum", "minimum", "add", "subtract", "multiply", "divide", "true_divide", "floor_divide",
+     "power", "mod", "remainder", "arctan2", "hypot", "logaddexp", "equal", "not_equal", "less", "less_equal",
+     "greater", "greater_equal", "logical_and", "logical_or", "logical_xor", "dot", "matmul", "inner", "outer",
+     "clip", "fold_in", "select", "dynamic_index_in_dim", "dynamic_update_index_in_dim", "take",
+     "full_like", "interp", "polyval", "heaviside", "copysign", "fmax", "fmin", "isclose", "bitwise_and",
+     "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "dynamic_update_slice", "dynamic_slice",
+     "cond", "switch"}
+)
+ARITH_BUILTINS = frozenset({"builtins.abs", "builtins.pow"})
+
+
+@dataclass
+class IndexUse:
+    used: bool = False
+    refusal: str | None = None
+    container: bool = False  # the index subscripts a Python container: a loop over layers, not time
+    unsafe_reasons: list[str] = field(default_factory=list)
+
+
+class IndexUseChecker:
+    def __init__(self, parsed: ParsedModule, facts: ArrayFacts, body: list[cst.BaseStatement], array_names: set[str]) -> None:
+        self.parsed = parsed
+        self.facts = facts
+        self.body = body
+        self.array_names = array_names  # arrays inside the step: carries, slices, element names
+
+    def is_array(self, expr: cst.BaseExpression) -> bool:
+        if isinstance(expr, cst.Name) and expr.value in self.array_names:
+            return True
+        if isinstance(expr, (cst.BinaryOperation,)):
+            return self.is_array(expr.left) or self.is_array(expr.right)
+        if isinstance(expr, cst.Subscript):
+            return self.is_array(expr.value)
+        return self.facts.is_array(expr)
+
+    def tainted(self, index: str) -> set[str]:
+        """Names holding Python ints derived from the index (`k = t + 1`)."""
+        tainted = {index}
+        changed = True
+        statements = _simple_statements(self.body)
+        while changed:
+            changed = False
+            for small in statements:
+                if isinstance(small, (cst.Assign, cst.AugAssign, cst.AnnAssign)) and small.value is not None:
+                    if any(n.value in tainted for n in loads(small.value)) and not self.is_array(small.value):
+                        targets = (
+                            [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+                        )
+                        for target in targets:
+                            new = stored_names(target) - tainted
+                            if new:
+                                tainted |= new
+                                changed = True
+        return tainted
+
+    def check(self, index: str, skip: list[cst.Subscript]) -> IndexUse:
+        result = IndexUse()
+        tainted = self.tainted(index)
+        skip_ids = {id(s) for s in skip}
+        for statement in self.body:
+            for name in loads(statement):
+                if name.value not in tainted:
+                    continue
+                if any(id(a) in skip_ids for a in self.parsed.ancestors(name)):
+                    continue
+                result.used = True
+                self._classify(name, result)
+                if result.refusal or result.container:
+                    return result
+        return result
+
+    def _classify(self, name: cst.Name, result: IndexUse) -> None:
+        code = name.value
+        node: cst.CSTNode = name
+        while True:
+            parent = self.parsed.parent(node)
+            if isinstance(parent, (cst.UnaryOperation, cst.Comparison, cst.ComparisonTarget)):
+                node = parent
+                continue
+            if isinstance(parent, cst.BinaryOperation):
+                other = parent.right if parent.left is node else parent.left
+                if self.is_array(other):
+                    return  # the result is an array: traced in both versions
+                node = parent
+                continue
+            if isinstance(parent, cst.Element):
+                container = self.parsed.parent(parent)
+                if isinstance(container, (cst.Tuple, cst.List)):
+                    node = container
+                    continue
+                result.refusal = f"the loop index `{code}` is put in a Python container"
+                return
+            if isinstance(parent, cst.Index):
+                element = self.parsed.parent(parent)
+                subscript = self.parsed.parent(element) if element is not None else None
+                if isinstance(subscript, cst.Subscript):
+                    value = subscript.value
+                    if self.is_array(value) or (
+                        isinstance(value, cst.Attribute) and value.attr.value == "at" and self.is_array(value.value)
+                    ):
+                        return
+                    result.container = True
+                    return
+                result.refusal = f"the loop index `{code}` is used as a Python value"
+                return
+            if isinstance(parent, cst.Slice):
+                result.refusal = (
+                    f"the loop index `{code}` is a slice bound (`x[t:t + k]`); traced slice bounds raise an "
+                    "IndexError (use `lax.dynamic_slice_in_dim`)"
+                )
+                return
+            if isinstance(parent, (cst.If, cst.While, cst.IfExp, cst.BooleanOperation, cst.Assert)):
+                result.refusal = (
+                    f"the loop index `{code}` decides Python control flow (`if`/`and`/`or`); "
+                    "in a scan step it is traced and cannot be converted to bool"
+                )
+                return
+            if isinstance(parent, cst.For):
+                result.refusal = f"the loop index `{code}` sets the trip count of an inner loop"
+                return
+            if isinstance(parent, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.Expr)):
+                return
+            if isinstance(parent, cst.Attribute):
+                return
+            if isinstance(parent, cst.Arg):
+                self._argument(parent, code, result)
+                return
+            result.refusal = f"the loop index `{code}` is used as a Python value"
+            return
+
+    def _argument(self, arg: cst.Arg, code: str, result: IndexUse) -> None:
+        call = self.parsed.parent(arg)
+        if not isinstance(call, cst.Call):
+            result.refusal = f"the loop index `{code}` is used as a Python value"
+            return
+        func = call.func
+        qname = self.parsed.qualified_name(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
+        position = next(i for i, a in enumerate(call.args) if a is arg)
+        if qname is not None and qname.startswith("builtins."):
+            if qname in ARITH_BUILTINS:
+                return
+            result.refusal = (
+                f"the loop index `{code}` is passed to `{qname.removeprefix('builtins.')}()`, "
+                "which needs a concrete Python value"
+            )
+            return
+        if qname is not None and qname.startswith("jax."):
+            short = qname.rsplit(".", 1)[-1]
+            if arg.keyword is not None and arg.keyword.value not in {"x", "y", "a", "b", "operand", "index", "indices", "data"}:
+                result.refusal = f"the loop index `{code}` is passed as `{arg.keyword.value}=` to `{short}`, which needs a static value"
+                return
+            if short in SHAPE_FIRST or (position > 0 and short not in VALUE_ARGS):
+                result.refusal = f"the loop index `{code}` is passed to `{short}` where a static value is needed"
+                return
+            return
+        if isinstance(func, cst.Attribute):
+            receiver = func.value
+            if isinstance(receiver, cst.Subscript) and isinstance(receiver.value, cst.Attribute) and receiver.value.attr.value == "at":
+                return  # x.at[i].set(t)
+            if self.is_array(receiver):
+                result.refusal = f"the loop index `{code}` is passed to the array method `.{func.attr.value}()`, which may need a static value"
+                return
+        result.unsafe_reasons.append(
+            f"the loop index `{code}` is passed to `{self.parsed.code(func)}`, which may use it as a Python int"
+        )
+
+
+def _simple_statements(body: list[cst.BaseStatement]) -> list[cst.BaseSmallStatement]:
+    out: list[cst.BaseSmallStatement] = []
+
+    class Walk(cst.CSTVisitor):
+        def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+            out.extend(node.body)
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return False
+
+    for statement in body:
+        statement.visit(Walk())
+    return out

@@ -1,0 +1,368 @@
+"""What a `for` loop iterates over: its trip count, index, per-step slices and their axes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from jaxloopfix.analysis.arrays import ArrayFacts
+from jaxloopfix.analysis.names import stored_names
+from jaxloopfix.analysis.plan import RangeBounds
+from jaxloopfix.analysis.source import ParsedModule
+from jaxloopfix.analysis.traced import TracedFunction
+
+
+@dataclass
+class TripCount:
+    """How a trip count is known: "literal"/"constant" (value known), "shape" (an array
+    length), "static" (a static argument), "traced" (a traced argument), "ndim" (a rank),
+    "container" (len of a non-array), "unknown"."""
+
+    kind: str
+    value: int | None = None
+
+
+@dataclass
+class Iteration:
+    kind: str  # "range", "array", "zip", "enumerate"
+    description: str
+    index: str | None = None
+    index_start: cst.BaseExpression | None = None
+    bounds: RangeBounds | None = None
+    trip: TripCount = field(default_factory=lambda: TripCount("unknown"))
+    # (element name, array expression) for array/zip/enumerate loops.
+    elements: list[tuple[str, cst.BaseExpression]] = field(default_factory=list)
+    unsafe_reasons: list[str] = field(default_factory=list)
+
+
+def module_constants(parsed: ParsedModule) -> dict[str, int]:
+    """Module-level names bound exactly once to an int literal (`SEQ_LEN = 128`)."""
+    counts: dict[str, int] = {}
+    values: dict[str, int] = {}
+    for statement in parsed.module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            for name in _bound_by_compound(statement):
+                counts[name] = counts.get(name, 0) + 2
+            continue
+        for small in statement.body:
+            if isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+                targets = (
+                    [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+                )
+                for target in targets:
+                    for name in stored_names(target):
+                        counts[name] = counts.get(name, 0) + 1
+                        value = small.value
+                        if isinstance(small, cst.AugAssign):
+                            counts[name] += 1
+                        elif isinstance(target, cst.Name) and isinstance(value, cst.Integer):
+                            values[name] = int(value.evaluated_value)
+    return {name: value for name, value in values.items() if counts.get(name) == 1}
+
+
+def _bound_by_compound(statement: cst.CSTNode) -> set[str]:
+    from jaxloopfix.analysis.names import assigned_names
+
+    return assigned_names([statement])
+
+
+class IterationAnalyzer:
+    def __init__(
+        self,
+        parsed: ParsedModule,
+        traced: TracedFunction,
+        facts: ArrayFacts,
+        constants: dict[str, int],
+    ) -> None:
+        self.parsed = parsed
+        self.traced = traced
+        self.facts = facts
+        self.constants = constants
+        self._params = {
+            p.name.value
+            for p in (
+                *traced.node.params.posonly_params,
+                *traced.node.params.params,
+                *traced.node.params.kwonly_params,
+            )
+        }
+        self._local_values = _local_assignments(traced.node)
+
+    def qname(self, node: cst.BaseExpression) -> str | None:
+        if isinstance(node, (cst.Name, cst.Attribute)):
+            return self.parsed.qualified_name(node)
+        return None
+
+    # -- trip counts --------------------------------------------------------------
+    def trip_count(self, expr: cst.BaseExpression, depth: int = 0) -> TripCount:
+        if depth > 8:
+            return TripCount("unknown")
+        if isinstance(expr, cst.Integer):
+            return TripCount("literal", int(expr.evaluated_value))
+        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+            inner = self.trip_count(expr.expression, depth + 1)
+            return TripCount(inner.kind, -inner.value if inner.value is not None else None)
+        if _is_shape_index(expr):
+            base = expr.value.value  # type: ignore[attr-defined]
+            return TripCount("shape") if isinstance(base, cst.Name) else TripCount("shape")
+        if isinstance(expr, cst.Attribute) and expr.attr.value == "ndim":
+            return TripCount("ndim")
+        if isinstance(expr, cst.Call) and self.qname(expr.func) == "builtins.len" and len(expr.args) == 1:
+            arg = expr.args[0].value
+            if isinstance(arg, cst.Attribute) and arg.attr.value == "shape":
+                return TripCount("ndim")
+            return TripCount("shape") if self.facts.is_array(arg) else TripCount("container")
+        if isinstance(expr, cst.Name):
+            name = expr.value
+            values = self._local_values.get(name)
+            if name in self._params and values is None:
+                if name in self.traced.static_params:
+                    return TripCount("static")
+                return TripCount("traced") if self.traced.transformed else TripCount("unknown")
+            if values:
+                kinds = [self._assigned_trip(v, depth) for v in values]
+                if all(k.kind == "shape" for k in kinds):
+                    return TripCount("shape")
+                if len(kinds) == 1:
+                    return kinds[0]
+                return TripCount("unknown")
+            if name in self.constants:
+                return TripCount("constant", self.constants[name])
+            return TripCount("unknown")
+        if isinstance(expr, cst.BinaryOperation):
+            left = self.trip_count(expr.left, depth + 1)
+            right = self.trip_count(expr.right, depth + 1)
+            for kind in ("traced", "ndim", "container"):
+                if kind in (left.kind, right.kind):
+                    return TripCount(kind)
+            if left.value is not None and right.value is not None:
+                value = _arith(expr.operator, left.value, right.value)
+                if value is not None:
+                    kind = "literal" if left.kind == right.kind == "literal" else "constant"
+                    return TripCount(kind, value)
+            for kind in ("shape", "static", "constant", "literal"):
+                if kind in (left.kind, right.kind):
+                    return TripCount(kind if kind in ("shape", "static") else "unknown")
+            return TripCount("unknown")
+        return TripCount("unknown")
+
+    def _assigned_trip(self, value: cst.BaseExpression | str, depth: int) -> TripCount:
+        if value == "shape-unpack":
+            return TripCount("shape")
+        if isinstance(value, cst.BaseExpression):
+            return self.trip_count(value, depth + 1)
+        return TripCount("unknown")
+
+    # -- iteration source ---------------------------------------------------------
+    def iteration(self, loop: cst.For) -> Iteration | None:
+        it = loop.iter
+        code = self.parsed.code(it)
+        if isinstance(it, cst.Call):
+            name = self.qname(it.func)
+            if name == "builtins.reversed" and len(it.args) == 1 and isinstance(it.args[0].value, cst.Call):
+                inner = it.args[0].value
+                if self.qname(inner.func) == "builtins.range":
+                    result = self._range(loop, inner, code)
+                    if result is not None and result.bounds is not None:
+                        result.bounds.reverse = not result.bounds.reverse
+                    return result
+                return None
+            if name == "builtins.range":
+                return self._range(loop, it, code)
+            if name == "builtins.zip":
+                return self._zip(loop.target, it, code)
+            if name == "builtins.enumerate":
+                return self._enumerate(loop, it, code)
+        if isinstance(loop.target, cst.Name) and self.facts.is_array(it):
+            return Iteration("array", code, elements=[(loop.target.value, it)])
+        return None
+
+    def _range(self, loop: cst.For, call: cst.Call, code: str) -> Iteration | None:
+        if not isinstance(loop.target, cst.Name):
+            return None
+        args = [a for a in call.args]
+        if not args or len(args) > 3 or any(a.keyword is not None or a.star for a in args):
+            return None
+        values = [a.value for a in args]
+        step = 1
+        if len(values) == 3:
+            step_count = self.trip_count(values[2])
+            if step_count.value is None or step_count.value == 0:
+                return None
+            step = step_count.value
+        start = values[0] if len(values) >= 2 else None
+        stop = values[1] if len(values) >= 2 else values[0]
+        trips = [self.trip_count(v) for v in ([start, stop] if start is not None else [stop])]
+        for kind in ("traced", "ndim", "container"):
+            if any(t.kind == kind for t in trips):
+                return None
+        if all(t.value is not None for t in trips):
+            lo = trips[0].value if start is not None else 0
+            hi = trips[-1].value
+            count = len(range(lo, hi, step))  # type: ignore[arg-type]
+            trip = TripCount("literal", count)
+        else:
+            trip = TripCount(next((t.kind for t in trips if t.value is None), "unknown"))
+        if step < 0:
+            if step != -1:
+                return None
+            # range(a, b, -1) == reversed(range(b + 1, a + 1))
+            assert start is not None
+            bounds = RangeBounds(_plus_one(stop), _plus_one(start), 1, reverse=True)
+        else:
+            bounds = RangeBounds(start if not _is_zero(start) else None, stop, step)
+        return Iteration("range", code, index=loop.target.value, bounds=bounds, trip=trip)
+
+    def _zip(self, target: cst.BaseAssignTargetExpression, call: cst.Call, code: str) -> Iteration | None:
+        arrays = [a.value for a in call.args if a.keyword is None]
+        strict = any(a.keyword is not None and a.keyword.value == "strict" and _is_true(a.value) for a in call.args)
+        if any(a.star for a in call.args) or not arrays:
+            return None
+        if any(a.keyword is not None and a.keyword.value != "strict" for a in call.args):
+            return None
+        if not isinstance(target, (cst.Tuple, cst.List)) or len(target.elements) != len(arrays):
+            return None
+        names = [e.value for e in target.elements]
+        if not all(isinstance(n, cst.Name) for n in names):
+            return None
+        if not all(self.facts.is_array(a) for a in arrays):
+            return None
+        iteration = Iteration("zip", code, elements=[(n.value, a) for n, a in zip(names, arrays)])  # type: ignore[union-attr]
+        if not strict and len(arrays) > 1:
+            iteration.unsafe_reasons.append(
+                "`zip` stops at the shortest sequence, while `lax.scan` needs equal lengths; "
+                "the fix assumes they are equal (`zip(..., strict=True)` makes that explicit)"
+            )
+        return iteration
+
+    def _enumerate(self, loop: cst.For, call: cst.Call, code: str) -> Iteration | None:
+        target = loop.target
+        if not isinstance(target, (cst.Tuple, cst.List)) or len(target.elements) != 2:
+            return None
+        index, element = (e.value for e in target.elements)
+        if not isinstance(index, cst.Name):
+            return None
+        positional = [a for a in call.args if a.keyword is None]
+        start = None
+        for a in call.args[1:]:
+            if a.keyword is None or a.keyword.value == "start":
+                start = a.value
+        if not positional or any(a.star for a in call.args):
+            return None
+        if start is not None and not isinstance(start, cst.Integer):
+            return None
+        source = positional[0].value
+        if isinstance(element, cst.Name) and self.facts.is_array(source):
+            elements = [(element.value, source)]
+            unsafe: list[str] = []
+        elif isinstance(source, cst.Call) and self.qname(source.func) == "builtins.zip":
+            inner = self._zip(element, source, self.parsed.code(source))  # type: ignore[arg-type]
+            if inner is None:
+                return None
+            elements, unsafe = inner.elements, inner.unsafe_reasons
+        else:
+            return None
+        return Iteration(
+            "enumerate", code, index=index.value, index_start=start, elements=elements, unsafe_reasons=unsafe
+        )
+
+
+def _arith(op: cst.BaseBinaryOp, a: int, b: int) -> int | None:
+    if isinstance(op, cst.Add):
+        return a + b
+    if isinstance(op, cst.Subtract):
+        return a - b
+    if isinstance(op, cst.Multiply):
+        return a * b
+    if isinstance(op, cst.FloorDivide) and b != 0:
+        return a // b
+    return None
+
+
+def _is_shape_index(expr: cst.BaseExpression) -> bool:
+    return (
+        isinstance(expr, cst.Subscript)
+        and isinstance(expr.value, cst.Attribute)
+        and expr.value.attr.value == "shape"
+        and len(expr.slice) == 1
+        and isinstance(expr.slice[0].slice, cst.Index)
+    )
+
+
+def _is_zero(expr: cst.BaseExpression | None) -> bool:
+    return isinstance(expr, cst.Integer) and int(expr.evaluated_value) == 0
+
+
+def _is_true(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "True"
+
+
+def _plus_one(expr: cst.BaseExpression) -> cst.BaseExpression | None:
+    """`expr + 1`, simplified: `-1 + 1` -> None (zero), `n - 1 + 1` -> `n`."""
+    if isinstance(expr, cst.Integer):
+        value = int(expr.evaluated_value) + 1
+        return None if value == 0 else cst.Integer(str(value))
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus) and isinstance(expr.expression, cst.Integer):
+        value = -int(expr.expression.evaluated_value) + 1
+        if value == 0:
+            return None
+        return cst.Integer(str(value)) if value > 0 else cst.UnaryOperation(cst.Minus(), cst.Integer(str(-value)))
+    if (
+        isinstance(expr, cst.BinaryOperation)
+        and isinstance(expr.operator, cst.Subtract)
+        and isinstance(expr.right, cst.Integer)
+    ):
+        k = int(expr.right.evaluated_value)
+        if k == 1:
+            return expr.left
+        return expr.with_changes(right=cst.Integer(str(k - 1)))
+    return cst.BinaryOperation(
+        left=expr if not isinstance(expr, (cst.BinaryOperation, cst.IfExp)) else expr.with_changes(
+            lpar=[cst.LeftParen()], rpar=[cst.RightParen()]
+        ),
+        operator=cst.Add(whitespace_before=cst.SimpleWhitespace(" "), whitespace_after=cst.SimpleWhitespace(" ")),
+        right=cst.Integer("1"),
+    )
+
+
+def _local_assignments(func: cst.FunctionDef) -> dict[str, list[cst.BaseExpression | str]]:
+    """Values assigned to each local name (`"shape-unpack"` for `T, D = x.shape`)."""
+    out: dict[str, list[cst.BaseExpression | str]] = {}
+
+    class Walk(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is func
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for target in node.targets:
+                t = target.target
+                if isinstance(t, cst.Name):
+                    out.setdefault(t.value, []).append(node.value)
+                elif isinstance(t, (cst.Tuple, cst.List)):
+                    shape_unpack = isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape"
+                    values = node.value.elements if isinstance(node.value, (cst.Tuple, cst.List)) else None
+                    for i, element in enumerate(t.elements):
+                        for name in stored_names(element.value):
+                            if shape_unpack and isinstance(element.value, cst.Name):
+                                out.setdefault(name, []).append("shape-unpack")
+                            elif values is not None and len(values) == len(t.elements) and isinstance(element.value, cst.Name):
+                                out.setdefault(name, []).append(values[i].value)
+                            else:
+                                out.setdefault(name, []).append("unknown")
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            for name in stored_names(node.target):
+                out.setdefault(name, []).append("unknown")
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            if node.value is not None:
+                for name in stored_names(node.target):
+                    out.setdefault(name, []).append(node.value)
+
+        def visit_For(self, node: cst.For) -> None:
+            for name in stored_names(node.target):
+                out.setdefault(name, []).append("unknown")
+
+    func.visit(Walk())
+    return out

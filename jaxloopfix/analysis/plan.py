@@ -1,0 +1,81 @@
+"""The loop plan: what analysis found out about one loop, as plain data.
+
+Rules decide what to report from a plan and the renderer turns it into
+code; neither re-analyses the source. A plan with `refusal` set is reported
+without a fix; `unsafe_reasons` downgrades the fix to unsafe.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from jaxloopfix.analysis.traced import TracedFunction
+
+
+@dataclass
+class RangeBounds:
+    """`range(start, stop, step)` normalised to an ascending range; `reverse` runs it backwards."""
+
+    start: cst.BaseExpression | None  # None: 0
+    stop: cst.BaseExpression
+    step: int = 1
+    reverse: bool = False
+
+
+@dataclass
+class Sequence:
+    """An array the loop reads one slice of per step; passed to `lax.scan` in `xs`."""
+
+    array: cst.BaseExpression
+    axis: int
+    param: str  # name of the slice inside the step function
+    reads: list[cst.Subscript] = field(default_factory=list)  # `x[t]` nodes replaced by `param`
+    bind: cst.SimpleStatementLine | None = None  # `x_t = x[t]`, dropped: `param` is `x_t`
+    # True when the sequence's full axis is exactly what the range covers (no slicing needed).
+    whole: bool = False
+
+
+@dataclass
+class Carry:
+    name: str
+    init: str  # "array", "unknown"
+
+
+@dataclass
+class Accumulator:
+    """A list filled by `name.append(value)` once per step and stacked after the loop."""
+
+    name: str
+    init: cst.SimpleStatementLine  # `name = []`
+    append: cst.SimpleStatementLine
+    value: cst.BaseExpression
+    finisher: cst.Call  # jnp.stack(name) / jnp.array(name) / jnp.asarray(name)
+    finisher_reversed: bool = False  # the finisher reads `name[::-1]`
+    axis: int = 0
+
+
+@dataclass
+class LoopPlan:
+    loop: cst.For
+    function: TracedFunction
+    kind: str  # "range", "array", "zip", "enumerate"
+    iterates: str  # human description: "range(inputs.shape[0])"
+    index: str | None = None  # loop index name (range/enumerate)
+    index_used: bool = False  # the body uses the index beyond per-step reads
+    index_start: cst.BaseExpression | None = None  # enumerate(start=...)
+    bounds: RangeBounds | None = None
+    sequences: list[Sequence] = field(default_factory=list)
+    carries: list[Carry] = field(default_factory=list)
+    accumulators: list[Accumulator] = field(default_factory=list)
+    refusal: str | None = None
+    unsafe_reasons: list[str] = field(default_factory=list)
+
+    @property
+    def accumulates(self) -> bool:
+        return bool(self.accumulators)
+
+    @property
+    def fixable(self) -> bool:
+        return self.refusal is None

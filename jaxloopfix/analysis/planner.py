@@ -1,0 +1,388 @@
+"""Builds a LoopPlan for a `for` loop in a traced function, or decides it is not one of ours.
+
+`plan()` returns None for loops that are not over an array axis (layers,
+dict items, static sizes): those are never reported. Otherwise the plan is
+reported, with a refusal reason when no fix can be proven equivalent.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from jaxloopfix.analysis.arrays import ArrayFacts
+from jaxloopfix.analysis.body import body_refusal
+from jaxloopfix.analysis.dataflow import LoopDataflow, appended_list, contains
+from jaxloopfix.analysis.index_use import IndexUseChecker
+from jaxloopfix.analysis.loops import IterationAnalyzer, TripCount, _is_shape_index
+from jaxloopfix.analysis.names import assigned_names, block_flow, loads
+from jaxloopfix.analysis.plan import Accumulator, Carry, LoopPlan, Sequence
+from jaxloopfix.analysis.source import ParsedModule
+from jaxloopfix.analysis.traced import TracedFunction
+
+GROWING = frozenset(
+    {"concatenate", "append", "hstack", "vstack", "column_stack", "row_stack", "dstack", "pad", "insert", "block",
+     "tile", "repeat", "stack"}
+)
+
+
+class LoopPlanner:
+    def __init__(self, parsed: ParsedModule, traced: TracedFunction, constants: dict[str, int], min_trip_count: int) -> None:
+        self.parsed = parsed
+        self.traced = traced
+        self.facts = ArrayFacts(parsed, traced.node)
+        self.iterations = IterationAnalyzer(parsed, traced, self.facts, constants)
+        self.min_trip_count = min_trip_count
+
+    def plan(self, loop: cst.For) -> LoopPlan | None:
+        iteration = self.iterations.iteration(loop)
+        if iteration is None:
+            return None
+        trip = iteration.trip
+        if trip.value is not None and trip.value < self.min_trip_count:
+            return None
+        plan = LoopPlan(
+            loop=loop,
+            function=self.traced,
+            kind=iteration.kind,
+            iterates=iteration.description,
+            index=iteration.index,
+            index_start=iteration.index_start,
+            bounds=iteration.bounds,
+            unsafe_reasons=list(iteration.unsafe_reasons),
+        )
+        element_names = [name for name, _ in iteration.elements]
+        loop_names = set(element_names) | ({iteration.index} if iteration.index else set())
+
+        if not isinstance(loop.body, cst.IndentedBlock):
+            plan.refusal = "the loop body is on the `for` line; put it on its own lines to get a fix"
+            return plan if self._has_array_evidence(iteration.elements, [], loop) else None
+        body = list(loop.body.body)
+        dataflow = LoopDataflow(self.parsed, self.traced, loop, self.facts)
+
+        # Per-step reads `x[t]` of loop-invariant arrays.
+        body_assigned = assigned_names(body)
+        if iteration.index is not None and iteration.kind == "range":
+            plan.sequences = self._sequences(body, iteration.index, body_assigned)
+        for name, array in iteration.elements:
+            plan.sequences.append(Sequence(array=array, axis=0, param=name, whole=True))
+
+        # Accumulators: lists that live outside the loop and get appended to.
+        appends: dict[str, list[cst.SimpleStatementLine]] = {}
+        for statement in _all_statements(body):
+            name = appended_list(statement)
+            if name is not None and name not in body_assigned:
+                appends.setdefault(name, []).append(statement)  # type: ignore[arg-type]
+        accumulator_names = set(appends)
+
+        refusal = body_refusal(self.parsed, loop, loop_names, accumulator_names)
+        flow = block_flow(body, defined=set(loop_names))
+        live = dataflow.live_after()
+        for name in sorted(loop_names & live):
+            refusal = refusal or f"the loop variable `{name}` is used after the loop"
+
+        for name in sorted(accumulator_names, key=lambda n: self._first_position(appends[n][0])):
+            result = dataflow.accumulator(name, appends[name])
+            if isinstance(result, str):
+                refusal = refusal or result
+                plan.accumulators.append(_placeholder_accumulator(name, appends[name][0]))
+            else:
+                plan.accumulators.append(result)
+                value = result.value
+                if isinstance(value, (cst.Tuple, cst.List, cst.Dict, cst.Set)):
+                    refusal = refusal or (
+                        f"`{name}` collects Python containers; `jnp.stack` of them differs from `lax.scan`'s "
+                        "stacked outputs"
+                    )
+
+        # Carries.
+        carry_names = (flow.assigned & (flow.read_first | live)) - loop_names - accumulator_names
+        array_names = set(self.facts.names) | set(element_names) | {s.param for s in plan.sequences}
+        for name in sorted(carry_names, key=lambda n: self._first_assignment(body, n)):
+            kind, value = dataflow.init_of(name)
+            if kind == "undefined":
+                refusal = refusal or (
+                    f"`{name}` is assigned in the loop and read before assignment or after the loop, "
+                    "but has no value before the loop"
+                )
+            elif kind == "scalar":
+                shown = self.parsed.code(value) if value is not None else "a Python scalar"
+                refusal = refusal or (
+                    f"the carry `{name}` starts as the Python value `{shown}` but the loop makes it an array; "
+                    f"initialise it as an array of the carried shape and dtype (e.g. `jnp.zeros(...)`) "
+                    "so every scan step sees the same type"
+                )
+            elif kind == "static":
+                refusal = refusal or f"the carry `{name}` starts from a static argument; a scan would trace it"
+            elif kind == "unknown":
+                plan.unsafe_reasons.append(
+                    f"cannot prove the initial value of `{name}` is an array with the shape and dtype the loop carries"
+                )
+            growth = self._growth(body, name)
+            if growth:
+                refusal = refusal or f"the carry `{name}` changes shape every step (`{growth}`); `lax.scan` needs a fixed carry shape"
+            plan.carries.append(Carry(name, "array" if kind == "array" else "unknown"))
+            if kind == "array":
+                array_names.add(name)
+
+        # The index outside per-step reads.
+        if iteration.index is not None:
+            checker = IndexUseChecker(self.parsed, self.facts, body, array_names)
+            skip = [r for s in plan.sequences for r in s.reads]
+            use = checker.check(iteration.index, skip)
+            if use.container:
+                return None  # a loop over a Python container (layers), not over time
+            plan.index_used = use.used
+            refusal = refusal or use.refusal
+            plan.unsafe_reasons.extend(use.unsafe_reasons)
+
+        if not self._has_array_evidence(iteration.elements, plan, loop):
+            return None
+
+        self._bind_reads(plan, body, flow, live, carry_names)
+        self._check_values(plan, array_names)
+        self._check_bounds(plan)
+        plan.refusal = refusal
+        return plan
+
+    # -- helpers ----------------------------------------------------------------
+    def _reads(self, loop: cst.For, name: str) -> bool:
+        return any(n.value == name for n in loads(loop.body))
+
+    def _first_position(self, node: cst.CSTNode) -> tuple[int, int]:
+        start = self.parsed.position(node).start
+        return (start.line, start.column)
+
+    def _first_assignment(self, body: list[cst.BaseStatement], name: str) -> tuple[int, int]:
+        for statement in _all_statements(body):
+            if name in assigned_names([statement]):
+                return self._first_position(statement)
+        return (1 << 30, 0)
+
+    def _has_array_evidence(self, elements: list, plan: LoopPlan | list, loop: cst.For) -> bool:
+        if elements:
+            return True
+        if not isinstance(plan, LoopPlan):
+            return False
+        if plan.sequences:
+            return True
+        if any(c.init == "array" for c in plan.carries):
+            return True
+        return any(a.append is not None and self.facts.is_array(a.value) for a in plan.accumulators if a.value is not None)
+
+    def _sequences(self, body: list[cst.BaseStatement], index: str, body_assigned: set[str]) -> list[Sequence]:
+        found: dict[tuple[str, int], Sequence] = {}
+        facts = self.facts
+
+        class Walk(cst.CSTVisitor):
+            def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+                return False
+
+            def visit_Lambda(self, node: cst.Lambda) -> bool:
+                return False
+
+            def visit_Subscript(self, node: cst.Subscript) -> None:
+                if not isinstance(node.value, cst.Name) or node.value.value in body_assigned:
+                    return
+                if not facts.is_array(node.value):
+                    return
+                axis = _index_axis(node, index)
+                if axis is None:
+                    return
+                key = (node.value.value, axis)
+                if key not in found:
+                    found[key] = Sequence(array=node.value, axis=axis, param="")
+                found[key].reads.append(node)
+
+        for statement in body:
+            statement.visit(Walk())
+        # Subscripts used as assignment targets are not reads.
+        return list(found.values())
+
+    def _bind_reads(self, plan: LoopPlan, body: list[cst.BaseStatement], flow, live: set[str], carries: set[str]) -> None:
+        """Name each sequence's slice: reuse `x_t` from a leading `x_t = x[t]`, else a fresh name."""
+        counts: dict[str, int] = {}
+        for statement in _all_statements(body):
+            for name in assigned_names([statement]):
+                counts[name] = counts.get(name, 0) + 1
+        taken = {s.param for s in plan.sequences if s.param}
+        for sequence in plan.sequences:
+            if sequence.param:
+                continue
+            for statement in body:
+                if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
+                    continue
+                small = statement.body[0]
+                if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)):
+                    continue
+                target = small.targets[0].target.value
+                if (
+                    any(small.value is r for r in sequence.reads)
+                    and counts.get(target) == 1
+                    and target not in flow.read_first
+                    and target not in live
+                    and target not in carries
+                    and target not in taken
+                ):
+                    sequence.bind = statement
+                    sequence.param = target
+                    break
+            if not sequence.param:
+                base = f"{self.parsed.code(sequence.array)}_t"
+                sequence.param = base
+            taken.add(sequence.param)
+            sequence.whole = self._covers_whole(plan, sequence)
+
+    def _covers_whole(self, plan: LoopPlan, sequence: Sequence) -> bool:
+        bounds = plan.bounds
+        if bounds is None or bounds.start is not None or bounds.step != 1:
+            return False
+        name = self.parsed.code(sequence.array)
+        stop = bounds.stop
+        candidates = {f"len({name})"} if sequence.axis == 0 else set()
+        candidates |= {f"{name}.shape[{sequence.axis}]"}
+        if sequence.axis == 0:
+            candidates.add(f"{name}.shape[0]")
+        stop_code = self.parsed.code(stop)
+        if stop_code.replace(" ", "") in candidates:
+            return True
+        if isinstance(stop, cst.Name):
+            values = self.iterations._local_values.get(stop.value, [])
+            if len(values) == 1 and isinstance(values[0], cst.BaseExpression):
+                return self.parsed.code(values[0]).replace(" ", "") in candidates
+            if len(values) == 1 and values[0] == "shape-unpack":
+                return self._shape_unpack_matches(stop.value, name, sequence.axis)
+        return False
+
+    def _shape_unpack_matches(self, var: str, array: str, axis: int) -> bool:
+        """`T, D = x.shape` binds T to x.shape[0]."""
+        for node in _walk_assigns(self.traced.node):
+            for target in node.targets:
+                t = target.target
+                if isinstance(t, (cst.Tuple, cst.List)) and isinstance(node.value, cst.Attribute):
+                    if self.parsed.code(node.value.value) != array:
+                        continue
+                    for i, element in enumerate(t.elements):
+                        if isinstance(element.value, cst.Name) and element.value.value == var:
+                            return i == axis
+        return False
+
+    def _growth(self, body: list[cst.BaseStatement], name: str) -> str | None:
+        for statement in _all_statements(body):
+            if not isinstance(statement, cst.SimpleStatementLine):
+                continue
+            for small in statement.body:
+                if not isinstance(small, (cst.Assign, cst.AugAssign)):
+                    continue
+                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+                if not any(isinstance(t, cst.Name) and t.value == name for t in targets):
+                    continue
+                value = small.value
+                if isinstance(value, cst.Call) and isinstance(value.func, (cst.Name, cst.Attribute)):
+                    qname = self.parsed.qualified_name(value.func) or ""
+                    if qname.startswith("jax.numpy.") and qname.rsplit(".", 1)[-1] in GROWING:
+                        if any(n.value == name for n in loads(value)):
+                            return self.parsed.code(value.func)
+                if isinstance(small, cst.AugAssign) and isinstance(small.value, (cst.List, cst.Tuple)):
+                    return self.parsed.code(small)
+                if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add):
+                    if isinstance(value.left, (cst.List, cst.Tuple)) or isinstance(value.right, (cst.List, cst.Tuple)):
+                        return self.parsed.code(value)
+        return None
+
+    def _check_values(self, plan: LoopPlan, array_names: set[str]) -> None:
+        for accumulator in plan.accumulators:
+            value = accumulator.value
+            if value is None or isinstance(value, (cst.Tuple, cst.List, cst.Dict, cst.Set)):
+                continue
+            names = {n.value for n in loads(value)}
+            is_array = self.facts.is_array(value) or (
+                isinstance(value, cst.Name) and value.value in array_names
+            ) or (isinstance(value, (cst.BinaryOperation, cst.UnaryOperation)) and bool(names & array_names))
+            if not is_array:
+                plan.unsafe_reasons.append(
+                    f"cannot prove `{self.parsed.code(value)}` (appended to `{accumulator.name}`) is a single array; "
+                    "`jnp.stack` of tuples would differ from the scan's stacked outputs"
+                )
+
+    def _check_bounds(self, plan: LoopPlan) -> None:
+        bounds = plan.bounds
+        if bounds is None or not any(not s.whole for s in plan.sequences if s.reads):
+            return
+        for label, expr in (("start", bounds.start), ("end", bounds.stop)):
+            if expr is None:
+                continue
+            trip: TripCount = self.iterations.trip_count(expr)
+            nonnegative = trip.kind in {"shape", "static"} or (trip.value is not None and trip.value >= 0)
+            if not nonnegative:
+                plan.unsafe_reasons.append(
+                    f"cannot prove the range {label} `{self.parsed.code(expr)}` is non-negative; slicing "
+                    "with a negative bound would not match the range"
+                )
+
+
+def _placeholder_accumulator(name: str, append: cst.SimpleStatementLine) -> Accumulator:
+    """An accumulator that cannot be rewritten; kept so the rule knows the loop accumulates."""
+    return Accumulator(name=name, init=append, append=append, value=None, finisher=None)  # type: ignore[arg-type]
+
+
+def _index_axis(node: cst.Subscript, index: str) -> int | None:
+    """The axis `node` indexes with exactly `index`, when every other element is `:` or `...`."""
+    elements = node.slice
+    axis = None
+    ellipsis_before = False
+    for position, element in enumerate(elements):
+        s = element.slice
+        if isinstance(s, cst.Index) and isinstance(s.value, cst.Name) and s.value.value == index and s.star is None:
+            if axis is not None:
+                return None
+            axis = position
+            if ellipsis_before:
+                axis = position - len(elements)
+        elif isinstance(s, cst.Slice) and s.lower is None and s.upper is None and s.step is None:
+            continue
+        elif isinstance(s, cst.Index) and isinstance(s.value, cst.Ellipsis):
+            if axis is None:
+                if ellipsis_before:
+                    return None
+                ellipsis_before = True
+            continue
+        else:
+            return None
+    return axis
+
+
+def _all_statements(body: list[cst.BaseStatement]) -> list[cst.CSTNode]:
+    """Statements of `body` and of its nested blocks (not nested functions), in order."""
+    out: list[cst.CSTNode] = []
+
+    class Walk(cst.CSTVisitor):
+        def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+            out.append(node)
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            out.append(node)
+            return False
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            return False
+
+        def visit_For(self, node: cst.For) -> None:
+            out.append(node)
+
+    for statement in body:
+        statement.visit(Walk())
+    return out
+
+
+def _walk_assigns(func: cst.FunctionDef) -> list[cst.Assign]:
+    found: list[cst.Assign] = []
+
+    class Walk(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            found.append(node)
+
+    func.visit(Walk())
+    return found
+
+
+__all__ = ["LoopPlanner", "contains"]

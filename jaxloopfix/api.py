@@ -1,0 +1,138 @@
+"""The one entry point shared by the CLI, the pre-commit hook and the language server."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from jaxloopfix.config import Settings
+from jaxloopfix.diagnostics import Diagnostic, FileError, Location
+from jaxloopfix.engine import ParseError, apply_fixes, lint_text
+from jaxloopfix.files import (
+    FileTooLargeError,
+    SourceError,
+    SourceFile,
+    discover,
+    read_source,
+    write_source_atomic,
+)
+
+__all__ = ["FileResult", "check_file", "check_paths", "check_source", "check_text", "fix_text"]
+
+
+@dataclass
+class FileResult:
+    filename: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    errors: list[FileError] = field(default_factory=list)
+    original: str | None = None
+    fixed: str | None = None  # text after fixes, None when nothing changed
+    fixed_count: int = 0
+    # Files skipped on purpose (over max-file-size): a warning, not a failure.
+    warnings: list[FileError] = field(default_factory=list)
+
+
+def check_text(text: str, filename: str, settings: Settings) -> list[Diagnostic]:
+    """Diagnostics for one decoded source text. Raises SyntaxError for unparseable code."""
+    return lint_text(text, filename, settings)
+
+
+def fix_text(text: str, filename: str, settings: Settings, *, unsafe: bool = False) -> tuple[str, list[Diagnostic], int]:
+    """Apply every applicable fix until none is left: (new text, remaining diagnostics, fixes applied)."""
+    return apply_fixes(text, filename, settings, unsafe=unsafe)
+
+
+def check_source(
+    source: SourceFile,
+    settings: Settings,
+    *,
+    fix: bool = False,
+    unsafe: bool = False,
+    write: bool = True,
+) -> FileResult:
+    """Lint (and with `fix`, fix) one already-read source.
+
+    With `write`, changed text is written back atomically; when that is refused
+    (the file changed on disk meanwhile) or fails, nothing is written, the error is
+    recorded, and the diagnostics of the unfixed file are reported instead. Without
+    `write` (`--diff`, stdin) `fixed` just carries the new text.
+    """
+    filename = str(source.path)
+    result = FileResult(filename=filename, original=source.text)
+    try:
+        if not fix:
+            result.diagnostics = lint_text(source.text, filename, settings)
+            return result
+        new_text, remaining, count = apply_fixes(source.text, filename, settings, unsafe=unsafe)
+        if new_text == source.text:
+            result.diagnostics = remaining
+            return result
+        if write:
+            try:
+                write_source_atomic(source, new_text)
+            except SourceError as exc:
+                result.errors.append(exc.file_error)
+                result.diagnostics = lint_text(source.text, filename, settings)
+                return result
+            except OSError as exc:
+                result.errors.append(FileError(filename, f"cannot write fixes: {exc.strerror or exc}"))
+                result.diagnostics = lint_text(source.text, filename, settings)
+                return result
+        result.fixed, result.diagnostics, result.fixed_count = new_text, remaining, count
+    except (ParseError, SyntaxError) as exc:
+        result.errors.append(_parse_error(filename, exc))
+        result.diagnostics = []
+    return result
+
+
+def check_file(
+    path: Path | str,
+    settings: Settings,
+    *,
+    fix: bool = False,
+    unsafe: bool = False,
+    write: bool = True,
+) -> FileResult:
+    """Read, lint, fix and write one file; problems become errors/warnings on the result."""
+    try:
+        source = read_source(path, max_file_size=settings.max_file_size)
+    except FileTooLargeError as exc:
+        return FileResult(filename=str(path), warnings=[exc.file_error])
+    except SourceError as exc:
+        return FileResult(filename=str(path), errors=[exc.file_error])
+    return check_source(source, settings, fix=fix, unsafe=unsafe, write=write)
+
+
+def check_paths(
+    paths: Sequence[Path | str],
+    settings: Settings,
+    *,
+    fix: bool = False,
+    unsafe: bool = False,
+    write: bool = True,
+) -> list[FileResult]:
+    """`check_file` over everything `paths` expands to, in a stable order.
+
+    One bad file never stops the run: a path that does not exist, an unreadable
+    file or even a crash inside the engine becomes an error on that file's result.
+    """
+    found = discover(paths, settings)
+    results = [FileResult(filename=error.filename, errors=[error]) for error in found.errors]
+    for path in found.files:
+        try:
+            results.append(check_file(path, settings, fix=fix, unsafe=unsafe, write=write))
+        except Exception as exc:  # noqa: BLE001 - report and keep checking the other files
+            message = f"internal error while checking this file ({type(exc).__name__}: {exc}); please report it"
+            results.append(FileResult(filename=str(path), errors=[FileError(str(path), message)]))
+    return results
+
+
+def _parse_error(filename: str, exc: Exception) -> FileError:
+    if isinstance(exc, ParseError):
+        row, column, message = exc.row, exc.column, exc.message
+    else:
+        assert isinstance(exc, SyntaxError)
+        row, column, message = exc.lineno, exc.offset, exc.msg
+    location = Location(row, column or 1) if row is not None else None
+    return FileError(filename=filename, message=f"cannot parse: {message}", location=location)

@@ -1,0 +1,146 @@
+"""`[tool.jaxloopfix]` in pyproject.toml -> Settings.
+
+Keys (kebab-case, as in ruff): select, ignore, extend-select, exclude,
+extend-exclude, per-file-ignores, extra-traced-decorators, min-trip-count,
+max-file-size.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import tomllib
+from dataclasses import dataclass, field, replace
+from pathlib import Path, PurePosixPath
+
+DEFAULT_EXCLUDE: tuple[str, ...] = (
+    ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "__pycache__",
+    "build", "dist", "node_modules", ".mypy_cache", ".pytest_cache", ".ruff_cache",
+    ".jaxloopfix_cache", "site-packages",
+)
+
+
+class ConfigError(Exception):
+    """Raised for an unreadable or invalid `[tool.jaxloopfix]` table (exit code 2)."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    select: frozenset[str] | None = None  # None: every rule
+    ignore: frozenset[str] = frozenset()
+    exclude: tuple[str, ...] = DEFAULT_EXCLUDE
+    extend_exclude: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, frozenset[str]], ...] = ()
+    # Qualified names of user decorators/wrappers that trace a function, e.g. "mylib.jit".
+    extra_traced_decorators: tuple[str, ...] = ()
+    # A loop with a literal trip count below this is left alone: unrolling it is cheap.
+    min_trip_count: int = 8
+    max_file_size: int = 10 * 1024 * 1024
+    project_root: Path | None = None
+    config_file: Path | None = field(default=None, compare=False)
+
+    def is_enabled(self, code: str, filename: str | None = None) -> bool:
+        """Whether `code` is reported for `filename` after select/ignore/per-file-ignores."""
+        if self.select is not None and not any(code.startswith(s) for s in self.select):
+            return False
+        if any(code.startswith(i) for i in self.ignore):
+            return False
+        if filename is not None:
+            rel = self.relative(filename)
+            for pattern, codes in self.per_file_ignores:
+                if _match(rel, pattern) and any(code.startswith(c) for c in codes):
+                    return False
+        return True
+
+    def is_excluded(self, path: Path) -> bool:
+        rel = self.relative(str(path))
+        parts = PurePosixPath(rel).parts
+        for pattern in self.exclude + self.extend_exclude:
+            if _match(rel, pattern) or any(fnmatch.fnmatch(p, pattern) for p in parts):
+                return True
+        return False
+
+    def relative(self, filename: str) -> str:
+        path = Path(filename)
+        if self.project_root is not None:
+            try:
+                return path.resolve().relative_to(self.project_root.resolve()).as_posix()
+            except (ValueError, OSError):
+                pass
+        return path.as_posix()
+
+
+def _match(rel: str, pattern: str) -> bool:
+    return fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(rel, pattern.rstrip("/") + "/*")
+
+
+def find_pyproject(start: Path) -> Path | None:
+    """The nearest pyproject.toml with a [tool.jaxloopfix] table, walking up from `start`."""
+    start = start.resolve()
+    for directory in [start, *start.parents] if start.is_dir() else start.parents:
+        candidate = directory / "pyproject.toml"
+        if candidate.is_file():
+            try:
+                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
+            except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+                continue
+            if "jaxloopfix" in data.get("tool", {}):
+                return candidate
+    return None
+
+
+def _codes(value: object, key: str) -> frozenset[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"`{key}` must be a list of rule codes")
+    return frozenset(v.strip().upper() for v in value)
+
+
+def load_settings(pyproject: Path | None) -> Settings:
+    """Read settings from `pyproject` (None: defaults)."""
+    if pyproject is None:
+        return Settings()
+    try:
+        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read {pyproject}: {exc}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"invalid TOML in {pyproject}: {exc}") from exc
+    table = data.get("tool", {}).get("jaxloopfix", {})
+    return settings_from_table(table, pyproject.parent, pyproject)
+
+
+def settings_from_table(table: dict, root: Path | None, source: Path | None = None) -> Settings:
+    known = {
+        "select", "ignore", "extend-select", "exclude", "extend-exclude", "per-file-ignores",
+        "extra-traced-decorators", "min-trip-count", "max-file-size",
+    }
+    unknown = set(table) - known
+    if unknown:
+        raise ConfigError(f"unknown key(s) in [tool.jaxloopfix]: {', '.join(sorted(unknown))}")
+    settings = Settings(project_root=root, config_file=source)
+    if "select" in table:
+        settings = replace(settings, select=_codes(table["select"], "select"))
+    if "extend-select" in table and settings.select is not None:
+        settings = replace(settings, select=settings.select | _codes(table["extend-select"], "extend-select"))
+    if "ignore" in table:
+        settings = replace(settings, ignore=_codes(table["ignore"], "ignore"))
+    for key in ("exclude", "extend-exclude", "extra-traced-decorators"):
+        if key in table:
+            value = table[key]
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise ConfigError(f"`{key}` must be a list of strings")
+            settings = replace(settings, **{key.replace("-", "_"): tuple(value)})
+    if "per-file-ignores" in table:
+        value = table["per-file-ignores"]
+        if not isinstance(value, dict):
+            raise ConfigError("`per-file-ignores` must be a table of glob -> list of codes")
+        settings = replace(
+            settings,
+            per_file_ignores=tuple((k, _codes(v, f"per-file-ignores.{k}")) for k, v in value.items()),
+        )
+    for key in ("min-trip-count", "max-file-size"):
+        if key in table:
+            value = table[key]
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ConfigError(f"`{key}` must be a non-negative integer")
+            settings = replace(settings, **{key.replace("-", "_"): value})
+    return settings

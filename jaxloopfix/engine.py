@@ -1,0 +1,107 @@
+"""Parse once, run every enabled rule over the shared context, filter noqa, apply fixes."""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from jaxloopfix.analysis.source import ParsedModule
+from jaxloopfix.config import Settings
+from jaxloopfix.diagnostics import Applicability, Diagnostic, Edit
+from jaxloopfix.rewrite.edits import apply_edits, overlaps
+from jaxloopfix.rules import ALL_RULES, FileContext
+
+MAX_FIX_PASSES = 50
+NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]+(?:[,\s]+[A-Za-z]+[0-9]+)*))?", re.IGNORECASE)
+
+
+class ParseError(Exception):
+    """The source is not valid Python (or too deeply nested to parse)."""
+
+    def __init__(self, message: str, row: int | None = None, column: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.row = row
+        self.column = column
+
+
+class RuleError(Exception):
+    """A rule raised: a bug in jaxloopfix, reported instead of crashing the run."""
+
+
+def parse(text: str, filename: str) -> ParsedModule:
+    try:
+        return ParsedModule(text, filename)
+    except cst.ParserSyntaxError as exc:
+        return _raise_parse(exc)
+    except RecursionError:
+        raise ParseError("the code is nested too deeply to analyse") from None
+
+
+def _raise_parse(exc: cst.ParserSyntaxError) -> ParsedModule:
+    message = exc.message.splitlines()[0] if exc.message else "invalid syntax"
+    raise ParseError(f"SyntaxError: {message}", exc.raw_line, exc.raw_column + 1) from None
+
+
+def is_suppressed(diagnostic: Diagnostic, lines: list[str]) -> bool:
+    row = diagnostic.location.row
+    if row > len(lines):
+        return False
+    match = NOQA.search(lines[row - 1])
+    if match is None:
+        return False
+    codes = match.group("codes")
+    if codes is None:
+        return True
+    return diagnostic.code.upper() in {c.upper() for c in re.split(r"[,\s]+", codes) if c}
+
+
+def lint_text(text: str, filename: str, settings: Settings) -> list[Diagnostic]:
+    rules = [rule for rule in ALL_RULES if settings.is_enabled(rule.code, filename)]
+    if not rules:
+        return []
+    parsed = parse(text, filename)
+    context = FileContext(parsed, settings)
+    diagnostics: list[Diagnostic] = []
+    for rule in rules:
+        try:
+            diagnostics.extend(rule().check(context))
+        except RecursionError:
+            raise ParseError("the code is nested too deeply to analyse") from None
+        except Exception as exc:
+            raise RuleError(f"{rule.code} failed on {filename}: {type(exc).__name__}: {exc}") from exc
+    lines = parsed.lines
+    diagnostics = [d for d in diagnostics if not is_suppressed(d, lines)]
+    diagnostics.sort(key=lambda d: (d.location.row, d.location.column, d.code))
+    return diagnostics
+
+
+def _applicable(diagnostic: Diagnostic, unsafe: bool) -> bool:
+    fix = diagnostic.fix
+    return fix is not None and (fix.applicability is Applicability.SAFE or unsafe)
+
+
+def apply_fixes(text: str, filename: str, settings: Settings, *, unsafe: bool = False) -> tuple[str, list[Diagnostic], int]:
+    """Apply fixes until none applies; overlapping fixes wait for the next pass."""
+    applied = 0
+    for _ in range(MAX_FIX_PASSES):
+        diagnostics = lint_text(text, filename, settings)
+        chosen: list[Edit] = []
+        count = 0
+        for diagnostic in diagnostics:
+            if not _applicable(diagnostic, unsafe):
+                continue
+            edits = diagnostic.fix.edits  # type: ignore[union-attr]
+            if overlaps(edits, chosen):
+                continue
+            chosen.extend(edits)
+            count += 1
+        if not count:
+            return text, diagnostics, applied
+        new_text = apply_edits(text, chosen)
+        if new_text == text:
+            return text, diagnostics, applied
+        text = new_text
+        applied += count
+    return text, lint_text(text, filename, settings), applied

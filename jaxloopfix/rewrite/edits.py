@@ -1,0 +1,70 @@
+"""Text edits: derived from a rewritten module by a line diff, and applied to text.
+
+libcst round-trips source exactly, so a diff between the original text and
+the rewritten module's code touches only the lines the fix changed; every
+other byte (line endings, tabs, comments) is untouched by construction.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+from jaxloopfix.diagnostics import Edit, Location
+
+
+def _line_starts(text: str) -> list[int]:
+    starts = [0]
+    for line in text.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    return starts
+
+
+def location_of(text: str, offset: int, starts: list[int] | None = None) -> Location:
+    """1-based row and column of a character offset."""
+    starts = starts or _line_starts(text)
+    import bisect
+
+    row = bisect.bisect_right(starts, offset) - 1
+    row = min(row, len(starts) - 1)
+    return Location(row + 1, offset - starts[row] + 1)
+
+
+def diff_edits(old: str, new: str) -> tuple[Edit, ...]:
+    """Minimal line-granular edits turning `old` into `new`."""
+    old_lines = old.splitlines(keepends=True)
+    new_lines = new.splitlines(keepends=True)
+    starts = _line_starts(old)
+    matcher = difflib.SequenceMatcher(a=old_lines, b=new_lines, autojunk=False)
+    edits: list[Edit] = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        start, end = starts[i1], starts[i2]
+        edits.append(
+            Edit(
+                content="".join(new_lines[j1:j2]),
+                start=start,
+                end=end,
+                location=location_of(old, start, starts),
+                end_location=location_of(old, end, starts),
+            )
+        )
+    return tuple(edits)
+
+
+def apply_edits(text: str, edits: Iterable[Edit]) -> str:
+    """Apply non-overlapping edits (in any order)."""
+    out = text
+    for edit in sorted(edits, key=lambda e: (e.start, e.end), reverse=True):
+        out = out[: edit.start] + edit.content + out[edit.end :]
+    return out
+
+
+def overlaps(a: Iterable[Edit], b: Iterable[Edit]) -> bool:
+    """Whether any edit of `a` touches the range of any edit of `b` (insertions at the same point count)."""
+    for x in a:
+        for y in b:
+            if x.start <= y.end and y.start <= x.end:
+                return True
+    return False

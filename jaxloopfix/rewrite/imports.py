@@ -1,0 +1,84 @@
+"""Find how a module already refers to `jax.lax` / `jax.numpy`, or add the import."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import libcst as cst
+from libcst.codemod import CodemodContext
+from libcst.codemod.visitors import AddImportsVisitor
+
+
+def _dotted(node: cst.BaseExpression) -> str:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return f"{_dotted(node.value)}.{node.attr.value}"
+    return ""
+
+
+def module_aliases(module: cst.Module) -> dict[str, str]:
+    """Module-level import aliases: qualified module name -> the name code uses for it."""
+    aliases: dict[str, str] = {}
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.Import):
+                for alias in small.names:
+                    dotted = _dotted(alias.name)
+                    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                        aliases.setdefault(dotted, alias.asname.name.value)
+                    else:
+                        top = dotted.split(".")[0]
+                        aliases.setdefault(top, top)
+                        if dotted != top:
+                            aliases.setdefault(dotted, dotted)
+            elif isinstance(small, cst.ImportFrom) and not small.relative:
+                if small.module is None or isinstance(small.names, cst.ImportStar):
+                    continue
+                base = _dotted(small.module)
+                for alias in small.names:
+                    name = _dotted(alias.name)
+                    local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else name
+                    aliases.setdefault(f"{base}.{name}", local)
+    return aliases
+
+
+class ImportPlan:
+    """Decides the spelling of `jax.lax` and `jax.numpy` in generated code, and the imports to add."""
+
+    def __init__(self, module: cst.Module, taken: set[str]) -> None:
+        self.aliases = module_aliases(module)
+        self.taken = taken
+        self.to_add: list[tuple[str, str | None, str | None]] = []
+
+    def lax(self) -> str:
+        return self._ref("jax.lax", ("jax", "lax", None), "lax")
+
+    def jnp(self) -> str:
+        return self._ref("jax.numpy", ("jax.numpy", None, "jnp"), "jnp")
+
+    def _ref(self, qualified: str, add: tuple[str, str | None, str | None], local: str) -> str:
+        if qualified in self.aliases:
+            return self.aliases[qualified]
+        if local not in self.taken:
+            if add not in self.to_add:
+                self.to_add.append(add)
+            return local
+        if "jax" in self.aliases:
+            return f"{self.aliases['jax']}.{qualified.split('.', 1)[1]}"
+        if ("jax", None, None) not in self.to_add:
+            self.to_add.append(("jax", None, None))
+        return qualified
+
+    def apply(self, module: cst.Module) -> cst.Module:
+        if not self.to_add:
+            return module
+        context = CodemodContext()
+        for mod, obj, asname in self.to_add:
+            AddImportsVisitor.add_needed_import(context, mod, obj, asname)
+        return AddImportsVisitor(context).transform_module(module)
+
+
+__all__: Sequence[str] = ["ImportPlan", "module_aliases"]

@@ -1,0 +1,304 @@
+"""Render a LoopPlan as a `lax.scan` with a nested step function `(carry, x) -> (carry, y)`.
+
+The renderer only reads the plan. It replaces the loop statement with the
+step function and the scan call, removes the accumulators' `[]`
+initialisers, replaces each finisher (`jnp.stack(outputs)`) with the scan's
+stacked output, and adds the `lax`/`jnp` imports it needs. Comments inside
+the loop move into the step function; comments on dropped lines move to the
+next line.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from jaxloopfix.analysis.names import assigned_names, loads
+from jaxloopfix.analysis.plan import Accumulator, LoopPlan, Sequence
+from jaxloopfix.analysis.source import ParsedModule
+from jaxloopfix.rewrite.imports import ImportPlan
+
+
+def _all_names(module: cst.Module) -> set[str]:
+    names: set[str] = set()
+
+    class Walk(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            names.add(node.value)
+
+    module.visit(Walk())
+    return names
+
+
+class _Namer:
+    def __init__(self, taken: set[str]) -> None:
+        self.taken = set(taken)
+
+    def fresh(self, *candidates: str) -> str:
+        for candidate in candidates:
+            if candidate.isidentifier() and candidate not in self.taken:
+                self.taken.add(candidate)
+                return candidate
+        base = candidates[0] if candidates[0].isidentifier() else "value"
+        n = 1
+        while f"{base}_{n}" in self.taken:
+            n += 1
+        self.taken.add(f"{base}_{n}")
+        return f"{base}_{n}"
+
+
+def _comment_lines(statement: cst.SimpleStatementLine) -> list[cst.EmptyLine]:
+    """The comments attached to a statement that is being dropped, as own-line comments."""
+    lines = [line for line in statement.leading_lines if line.comment is not None]
+    trailing = statement.trailing_whitespace.comment
+    if trailing is not None:
+        lines.append(cst.EmptyLine(indent=True, comment=trailing))
+    return lines
+
+
+class _ReplaceReads(cst.CSTTransformer):
+    def __init__(self, reads: dict[int, str]) -> None:
+        self.reads = reads
+
+    def leave_Subscript(self, original: cst.Subscript, updated: cst.Subscript) -> cst.BaseExpression:
+        name = self.reads.get(id(original))
+        if name is None:
+            return updated
+        return cst.Name(name, lpar=updated.lpar, rpar=updated.rpar)
+
+
+class ScanRenderer:
+    def __init__(self, parsed: ParsedModule, plan: LoopPlan) -> None:
+        self.parsed = parsed
+        self.plan = plan
+        self.module = parsed.module
+        taken = _all_names(parsed.module)
+        self.namer = _Namer(taken)
+        self.imports = ImportPlan(parsed.module, taken)
+        self.config = parsed.module.config_for_parsing
+
+    def code(self, node: cst.CSTNode) -> str:
+        return self.parsed.code(node)
+
+    def statement(self, source: str) -> cst.BaseStatement:
+        return cst.parse_statement(source, config=self.config)
+
+    # -- pieces -------------------------------------------------------------------
+    def sequence_expr(self, sequence: Sequence) -> str:
+        expr = self.code(sequence.array)
+        if sequence.axis != 0:
+            expr = f"{self.imports.jnp()}.moveaxis({expr}, {sequence.axis}, 0)"
+        if not sequence.whole and self.plan.bounds is not None:
+            expr = f"{_atom(expr)}[{self.slice_text()}]"
+        return expr
+
+    def slice_text(self) -> str:
+        bounds = self.plan.bounds
+        assert bounds is not None
+        lo = self.code(bounds.start) if bounds.start is not None else ""
+        hi = self.code(bounds.stop)
+        return f"{lo}:{hi}" + (f":{bounds.step}" if bounds.step != 1 else "")
+
+    def index_expr(self) -> str:
+        jnp = self.imports.jnp()
+        plan = self.plan
+        if plan.kind == "enumerate":
+            first = self.code(plan.sequences[0].array)
+            length = f"{_atom(first)}.shape[0]"
+            if plan.index_start is not None:
+                start = self.code(plan.index_start)
+                return f"{jnp}.arange({start}, {start} + {length})"
+            return f"{jnp}.arange({length})"
+        bounds = plan.bounds
+        assert bounds is not None
+        hi = self.code(bounds.stop)
+        if bounds.start is None and bounds.step == 1:
+            return f"{jnp}.arange({hi})"
+        lo = self.code(bounds.start) if bounds.start is not None else "0"
+        step = f", {bounds.step}" if bounds.step != 1 else ""
+        return f"{jnp}.arange({lo}, {hi}{step})"
+
+    def length_expr(self) -> str:
+        bounds = self.plan.bounds
+        assert bounds is not None
+        if bounds.start is None and bounds.step == 1:
+            return self.code(bounds.stop)
+        lo = self.code(bounds.start) if bounds.start is not None else "0"
+        step = f", {bounds.step}" if bounds.step != 1 else ""
+        return f"len(range({lo}, {self.code(bounds.stop)}{step}))"
+
+    # -- the step function ----------------------------------------------------------
+    def step_body(self) -> tuple[list[cst.BaseStatement], list[str], list[cst.EmptyLine]]:
+        """Body statements of the step, the per-step output expressions, and comments left over."""
+        plan = self.plan
+        reads = {id(r): s.param for s in plan.sequences for r in s.reads}
+        replacer = _ReplaceReads(reads)
+        binds = {id(s.bind) for s in plan.sequences if s.bind is not None}
+        appends = {id(a.append): a for a in plan.accumulators}
+        body = list(plan.loop.body.body)  # type: ignore[union-attr]
+        out: list[cst.BaseStatement] = []
+        outputs: dict[str, str] = {}
+        pending: list[cst.EmptyLine] = []
+        for position, statement in enumerate(body):
+            if id(statement) in binds:
+                pending.extend(_comment_lines(statement))  # type: ignore[arg-type]
+                continue
+            accumulator: Accumulator | None = appends.get(id(statement))
+            if accumulator is not None:
+                value = accumulator.value.visit(replacer)
+                later = assigned_names(body[position + 1 :])
+                if isinstance(value, cst.Name) and value.value not in later:
+                    outputs[accumulator.name] = value.value
+                    pending.extend(_comment_lines(statement))  # type: ignore[arg-type]
+                    continue
+                name = self.namer.fresh(f"{accumulator.name}_t", f"{accumulator.name}_step", "y")
+                outputs[accumulator.name] = name
+                new = cst.SimpleStatementLine(
+                    body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=value)],
+                    leading_lines=[*pending, *statement.leading_lines],  # type: ignore[union-attr]
+                    trailing_whitespace=statement.trailing_whitespace,  # type: ignore[union-attr]
+                )
+                pending = []
+                out.append(new)
+                continue
+            new_statement = statement.visit(replacer)
+            if pending:
+                new_statement = new_statement.with_changes(leading_lines=[*pending, *new_statement.leading_lines])  # type: ignore[union-attr]
+                pending = []
+            out.append(new_statement)  # type: ignore[arg-type]
+        return out, [outputs[a.name] for a in plan.accumulators], pending
+
+    def render(self) -> cst.Module:
+        plan = self.plan
+        loop = plan.loop
+        lax = self.imports.lax()
+        carries = [c.name for c in plan.carries]
+        body_loads = {n.value for n in loads(loop.body)}
+
+        xs_parts: list[tuple[str, str]] = []  # (expression, step parameter)
+        if plan.index_used and plan.index is not None:
+            xs_parts.append((self.index_expr(), plan.index))
+        for sequence in plan.sequences:
+            xs_parts.append((self.sequence_expr(sequence), sequence.param))
+        step_name = self.namer.fresh("step", "scan_step")
+        statements, outputs, leftover = self.step_body()
+
+        prologue: list[cst.BaseStatement] = []
+        if len(carries) == 1:
+            carry_param = carries[0]
+        elif carries:
+            carry_param = self.namer.fresh("carry", "state")
+            prologue.append(self.statement(f"{', '.join(carries)} = {carry_param}\n"))
+        else:
+            carry_param = "_" if "_" not in body_loads else self.namer.fresh("unused_carry")
+        if len(xs_parts) == 1:
+            x_param = xs_parts[0][1]
+        elif xs_parts:
+            x_param = self.namer.fresh("step_xs", "xs_t")
+            prologue.append(self.statement(f"{', '.join(p for _, p in xs_parts)} = {x_param}\n"))
+        else:
+            x_param = self.namer.fresh("_x") if carry_param == "_" or "_" in body_loads else "_"
+
+        carry_out = _pack(carries) if carries else "None"
+        y_out = _pack(outputs) if outputs else "None"
+        returned = self.statement(f"return {carry_out}, {y_out}\n")
+        if leftover:
+            returned = returned.with_changes(leading_lines=leftover)
+        block = loop.body
+        assert isinstance(block, cst.IndentedBlock)
+        step_def = cst.FunctionDef(
+            name=cst.Name(step_name),
+            params=cst.Parameters(params=[cst.Param(cst.Name(carry_param)), cst.Param(cst.Name(x_param))]),
+            body=block.with_changes(body=[*prologue, *statements, returned]),
+            leading_lines=loop.leading_lines,
+        )
+
+        args = [step_name, _pack(carries) if carries else "None"]
+        if xs_parts:
+            args.append(_pack([e for e, _ in xs_parts]))
+        else:
+            args.append("None")
+            args.append(f"length={self.length_expr()}")
+        if plan.bounds is not None and plan.bounds.reverse:
+            args.append("reverse=True")
+        function_names = {n.value for n in loads(plan.function.node.body)}
+        unused = "_" if "_" not in function_names else self.namer.fresh("unused")
+        carry_target = _pack(carries) if carries else unused
+        ys_target = _pack([a.name for a in plan.accumulators]) if plan.accumulators else unused
+        scan_statement = self.statement(f"{carry_target}, {ys_target} = {lax}.scan({', '.join(args)})\n")
+
+        finishers = {id(a.finisher): self.finisher_replacement(a) for a in plan.accumulators}
+        inits = {id(a.init) for a in plan.accumulators}
+        transformer = _ModuleRewrite(loop, [step_def, scan_statement], inits, finishers)
+        module = self.module.visit(transformer)
+        return self.imports.apply(module)
+
+    def finisher_replacement(self, accumulator: Accumulator) -> cst.BaseExpression:
+        reverse = bool(self.plan.bounds is not None and self.plan.bounds.reverse)
+        if accumulator.finisher_reversed:
+            reverse = not reverse
+        expr = accumulator.name + ("[::-1]" if reverse else "")
+        if accumulator.axis != 0:
+            expr = f"{self.imports.jnp()}.moveaxis({expr}, 0, {accumulator.axis})"
+        return cst.parse_expression(expr, config=self.config)
+
+
+def _pack(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else f"({', '.join(items)})"
+
+
+def _atom(expr: str) -> str:
+    """Parenthesise `expr` unless it is a name, attribute, call or subscript."""
+    try:
+        node = cst.parse_expression(expr)
+    except cst.ParserSyntaxError:
+        return f"({expr})"
+    if isinstance(node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+        return expr
+    return f"({expr})"
+
+
+class _ModuleRewrite(cst.CSTTransformer):
+    """Splice the scan into the module: loop -> step def + scan, drop inits, replace finishers."""
+
+    def __init__(
+        self,
+        loop: cst.For,
+        replacement: list[cst.BaseStatement],
+        inits: set[int],
+        finishers: dict[int, cst.BaseExpression],
+    ) -> None:
+        self.loop = loop
+        self.replacement = replacement
+        self.inits = inits
+        self.finishers = finishers
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        replacement = self.finishers.get(id(original))
+        if replacement is None:
+            return updated
+        if original.lpar:
+            return replacement.with_changes(lpar=original.lpar, rpar=original.rpar)
+        return replacement
+
+    def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
+        if not any(s is self.loop or id(s) in self.inits for s in original.body):
+            return updated
+        new_body: list[cst.BaseStatement] = []
+        carried: list[cst.EmptyLine] = []
+        for old, new in zip(original.body, updated.body):
+            if id(old) in self.inits:
+                carried.extend(_comment_lines(old))  # type: ignore[arg-type]
+                continue
+            if old is self.loop:
+                first, *rest = self.replacement
+                first = first.with_changes(leading_lines=[*carried, *first.leading_lines])
+                carried = []
+                new_body.extend([first, *rest])
+                continue
+            if carried:
+                new = new.with_changes(leading_lines=[*carried, *new.leading_lines])
+                carried = []
+            new_body.append(new)
+        if carried:
+            return updated.with_changes(body=new_body, footer=[*carried, *updated.footer])
+        return updated.with_changes(body=new_body)

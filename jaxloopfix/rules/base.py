@@ -1,0 +1,76 @@
+"""The rule API and the per-file context every rule reads.
+
+A rule is a class with a code, a kebab-case name, a one-line summary and its
+documentation in its docstring (ruff's four sections). It yields diagnostics
+from a FileContext; the context parses the file and runs the shared analyses
+once, whatever the number of rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import cached_property
+from typing import ClassVar
+
+import libcst as cst
+
+from jaxloopfix.analysis.loops import module_constants
+from jaxloopfix.analysis.plan import LoopPlan
+from jaxloopfix.analysis.planner import LoopPlanner
+from jaxloopfix.analysis.source import ParsedModule
+from jaxloopfix.analysis.traced import TracedFunction, find_traced_functions
+from jaxloopfix.config import Settings
+from jaxloopfix.diagnostics import Diagnostic
+
+
+class FileContext:
+    def __init__(self, parsed: ParsedModule, settings: Settings) -> None:
+        self.parsed = parsed
+        self.settings = settings
+
+    @cached_property
+    def traced(self) -> dict[cst.FunctionDef, TracedFunction]:
+        return find_traced_functions(self.parsed, self.settings.extra_traced_decorators)
+
+    @cached_property
+    def loop_plans(self) -> list[LoopPlan]:
+        """Plans for every candidate loop directly inside a traced function."""
+        constants = module_constants(self.parsed)
+        plans: list[LoopPlan] = []
+        for traced in self.traced.values():
+            planner = LoopPlanner(self.parsed, traced, constants, self.settings.min_trip_count)
+            for loop in _loops_of(traced.node):
+                plan = planner.plan(loop)
+                if plan is not None:
+                    plans.append(plan)
+        return plans
+
+
+def _loops_of(func: cst.FunctionDef) -> list[cst.For]:
+    """`for` statements whose nearest enclosing function is `func`."""
+    found: list[cst.For] = []
+
+    class Walk(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is func
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            return False
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+        def visit_For(self, node: cst.For) -> None:
+            found.append(node)
+
+    func.visit(Walk())
+    return found
+
+
+class Rule:
+    code: ClassVar[str]
+    name: ClassVar[str]
+    summary: ClassVar[str]
+
+    def check(self, context: FileContext) -> Iterator[Diagnostic]:
+        raise NotImplementedError

@@ -1,0 +1,89 @@
+"""Turn a scan-shaped loop plan into a diagnostic with its fix (shared by JLF001 and JLF002)."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from jaxloopfix.analysis.plan import LoopPlan
+from jaxloopfix.diagnostics import Applicability, Diagnostic, Fix, Location
+from jaxloopfix.rewrite.edits import diff_edits
+from jaxloopfix.rewrite.scan import ScanRenderer
+from jaxloopfix.rules.base import FileContext
+
+FIX_TITLE = "Rewrite loop with `lax.scan`"
+
+
+def _names(names: list[str]) -> str:
+    quoted = [f"`{n}`" for n in names]
+    if len(quoted) <= 1:
+        return "".join(quoted)
+    return ", ".join(quoted[:-1]) + " and " + quoted[-1]
+
+
+def describe(context: FileContext, plan: LoopPlan) -> str:
+    """What the loop carries, scans over and accumulates."""
+    code = context.parsed.code
+    parts: list[str] = []
+    if plan.carries:
+        parts.append(f"carries {_names([c.name for c in plan.carries])}")
+    scanned: list[str] = []
+    for sequence in plan.sequences:
+        axis = f" (axis {sequence.axis})" if sequence.axis != 0 else ""
+        scanned.append(f"`{code(sequence.array)}`{axis}")
+    if plan.index_used and plan.index:
+        scanned.append(f"the index `{plan.index}`")
+    if scanned:
+        parts.append("scans over " + ", ".join(scanned))
+    if plan.accumulators:
+        parts.append(f"accumulates {_names([a.name for a in plan.accumulators])}")
+    if not parts:
+        return ""
+    return "; ".join(parts)
+
+
+def loop_diagnostic(context: FileContext, plan: LoopPlan, code: str) -> Diagnostic:
+    parsed = context.parsed
+    loop = plan.loop
+    start = parsed.position(loop).start
+    header_end = parsed.position(loop.iter).end
+    what = describe(context, plan)
+    message = (
+        f"Python `for` loop over `{plan.iterates}` in traced function `{plan.function.name}` "
+        f"is unrolled into one copy per step"
+    )
+    if what:
+        message += f"; as a `lax.scan` it {what}"
+    fix = None
+    reason = plan.refusal
+    if reason is None:
+        fix, reason = render_fix(context, plan)
+    if reason is not None:
+        message += f" (no fix: {reason})"
+    return Diagnostic(
+        code=code,
+        message=message,
+        filename=parsed.filename,
+        location=Location(start.line, start.column + 1),
+        end_location=Location(header_end.line, header_end.column + 1),
+        fix=fix,
+        no_fix_reason=reason,
+        traced_reason=f"`{plan.function.name}` is traced: {plan.function.reason}",
+    )
+
+
+def render_fix(context: FileContext, plan: LoopPlan) -> tuple[Fix | None, str | None]:
+    """The fix for a plan, or the reason none could be rendered."""
+    try:
+        module = ScanRenderer(context.parsed, plan).render()
+        new_text = module.code
+        cst.parse_module(new_text)  # the rewrite must itself parse
+    except Exception as exc:  # a rendering bug must never cost the diagnostic
+        return None, f"the rewrite could not be rendered ({type(exc).__name__}: {exc})"
+    edits = diff_edits(context.parsed.text, new_text)
+    if not edits:
+        return None, "the rewrite produced no change"
+    applicability = Applicability.UNSAFE if plan.unsafe_reasons else Applicability.SAFE
+    message = FIX_TITLE
+    if plan.unsafe_reasons:
+        message += " (unsafe: " + "; ".join(plan.unsafe_reasons) + ")"
+    return Fix(applicability, message, edits), None
