@@ -38,6 +38,8 @@ NON_ARRAY_RESULTS = frozenset(
 )
 # Attributes that only arrays have (in JAX code).
 ARRAY_ATTRIBUTES = frozenset({"shape", "ndim", "at", "T", "reshape", "astype", "dtype", "mT"})
+# Methods that only containers have.
+CONTAINER_METHODS = frozenset({"items", "keys", "values", "get", "append", "extend", "copy_", "update"})
 # Methods of arrays that return arrays.
 ARRAY_METHODS = frozenset(
     {
@@ -77,11 +79,15 @@ class ArrayFacts:
     """Array evidence for the names of one function (flow-insensitive, which errs towards evidence
     only where a name is used as an array somewhere; containers never gain evidence)."""
 
-    def __init__(self, parsed: ParsedModule, func: cst.FunctionDef) -> None:
+    def __init__(self, parsed: ParsedModule, func: cst.FunctionDef, traced_params: set[str] | None = None) -> None:
         self.parsed = parsed
         self.func = func
         self.names: set[str] = set()
+        self._containers: set[str] = set()
         self._collect()
+        # Traced arguments of a transformed function are arrays or pytrees of arrays: indexed by
+        # the loop they are probably arrays, but a list of arrays cannot be ruled out.
+        self.maybe_names: set[str] = (set(traced_params or ()) - self.names) - self._containers
 
     def _collect(self) -> None:
         params = self.func.params
@@ -95,6 +101,19 @@ class ArrayFacts:
             def visit_Attribute(self, node: cst.Attribute) -> None:
                 if isinstance(node.value, cst.Name) and node.attr.value in ARRAY_ATTRIBUTES:
                     facts.names.add(node.value.value)
+                if isinstance(node.value, cst.Name) and node.attr.value in CONTAINER_METHODS:
+                    facts._containers.add(node.value.value)
+
+            def visit_Subscript(self, node: cst.Subscript) -> None:
+                # `params["W"]`, `layers[i]["W"]`: a dict or a list of dicts.
+                root = node.value
+                while isinstance(root, cst.Subscript):
+                    root = root.value
+                if isinstance(root, cst.Name) and any(
+                    isinstance(e.slice, cst.Index) and isinstance(e.slice.value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
+                    for e in node.slice
+                ):
+                    facts._containers.add(root.value)
 
             def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
                 if isinstance(node.target, cst.Name) and is_array_annotation(facts.parsed, node.annotation.annotation):
@@ -106,6 +125,10 @@ class ArrayFacts:
                 for target in node.targets:
                     if isinstance(target.target, cst.Name):
                         assignments.append(([target.target.value], node.value))
+                    elif isinstance(target.target, (cst.Tuple, cst.List)) and isinstance(node.value, cst.Subscript):
+                        # `W, b = layers[i]`: unpacking an element suggests a list of tuples.
+                        if isinstance(node.value.value, cst.Name):
+                            facts._containers.add(node.value.value.value)
 
             def visit_AugAssign(self, node: cst.AugAssign) -> None:
                 if isinstance(node.target, cst.Name):

@@ -107,18 +107,29 @@ class LoopDataflow:
             if value is None:
                 return "unknown", None
             return self.classify_value(value), value
-        params = {p.name.value: p for p in (*self.func.params.posonly_params, *self.func.params.params, *self.func.params.kwonly_params)}
-        if name in params:
-            if name in self.traced.static_params:
-                return "static", None
-            if self.traced.transformed or name in self.facts.names:
-                return "array", None
-            return "unknown", None
-        return "undefined", None
+        if not self._is_param(name):
+            return "undefined", None
+        return self._param_kind(name), None
+
+    def _is_param(self, name: str) -> bool:
+        p = self.func.params
+        return name in {q.name.value for q in (*p.posonly_params, *p.params, *p.kwonly_params)}
+
+    def _param_kind(self, name: str) -> str:
+        """A parameter: traced arguments of a transformed function are arrays (or pytrees of them)."""
+        if name in self.facts.names:
+            return "array"
+        if not self._is_param(name):
+            return "unknown"
+        if name in self.traced.static_params:
+            return "static"
+        return "array" if self.traced.transformed else "unknown"
 
     def classify_value(self, value: cst.BaseExpression) -> str:
         if self.facts.is_array(value):
             return "array"
+        if isinstance(value, cst.Name) and value.value not in {"None", "True", "False"}:
+            return self._param_kind(value.value)
         if isinstance(value, (cst.Integer, cst.Float, cst.Imaginary)) or (
             isinstance(value, cst.Name) and value.value in {"None", "True", "False"}
         ):

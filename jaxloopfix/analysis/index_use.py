@@ -38,6 +38,7 @@ class IndexUse:
     used: bool = False
     refusal: str | None = None
     container: bool = False  # the index subscripts a Python container: a loop over layers, not time
+    maybe_arrays: set[str] = field(default_factory=set)  # indexed names only probably arrays
     unsafe_reasons: list[str] = field(default_factory=list)
 
 
@@ -122,6 +123,9 @@ class IndexUseChecker:
                     if self.is_array(value) or (
                         isinstance(value, cst.Attribute) and value.attr.value == "at" and self.is_array(value.value)
                     ):
+                        return
+                    if isinstance(value, cst.Name) and value.value in self.facts.maybe_names:
+                        result.maybe_arrays.add(value.value)
                         return
                     result.container = True
                     return

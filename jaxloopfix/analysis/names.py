@@ -29,6 +29,49 @@ class _Loads(cst.CSTVisitor):
         node.value.visit(self)
         return False
 
+    def _target(self, target: cst.BaseExpression) -> None:
+        """Visit what an assignment target reads: `x[i] = ...` reads x and i; `x = ...` reads nothing."""
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._target(element.value)
+        elif isinstance(target, cst.StarredElement):
+            self._target(target.value)
+        elif not isinstance(target, cst.Name):
+            target.visit(self)
+
+    def visit_Assign(self, node: cst.Assign) -> bool:
+        node.value.visit(self)
+        for target in node.targets:
+            self._target(target.target)
+        return False
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> bool:
+        if node.value is not None:
+            node.value.visit(self)
+        self._target(node.target)
+        return False
+
+    def visit_For(self, node: cst.For) -> bool:
+        node.iter.visit(self)
+        self._target(node.target)
+        node.body.visit(self)
+        if node.orelse is not None:
+            node.orelse.visit(self)
+        return False
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> bool:
+        node.value.visit(self)
+        return False
+
+    def visit_AsName(self, node: cst.AsName) -> bool:
+        return False
+
+    def visit_ImportAlias(self, node: cst.ImportAlias) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        return False
+
     def visit_Arg(self, node: cst.Arg) -> bool:
         node.value.visit(self)
         return False
@@ -77,6 +120,9 @@ class _Loads(cst.CSTVisitor):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         for decorator in node.decorators:
             decorator.visit(self)
+        for param in _params(node.params):
+            if param.default is not None:
+                param.default.visit(self)
         local = {p.name.value for p in _params(node.params)} | assigned_names(node.body.body)
         self._bound.append(local)
         node.body.visit(self)
@@ -84,6 +130,8 @@ class _Loads(cst.CSTVisitor):
         return False
 
     def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        for base in node.bases:
+            base.visit(self)
         return False
 
 

@@ -35,12 +35,17 @@ class Sequence:
     bind: cst.SimpleStatementLine | None = None  # `x_t = x[t]`, dropped: `param` is `x_t`
     # True when the sequence's full axis is exactly what the range covers (no slicing needed).
     whole: bool = False
+    # True when the range's stop is this sequence's own length (`x[1:]` instead of `x[1:len(x)]`).
+    stop_is_length: bool = False
+    # False when the array is only probably an array (an unannotated traced argument).
+    proven: bool = True
 
 
 @dataclass
 class Carry:
     name: str
     init: str  # "array", "unknown"
+    buffer: bool = False  # only ever updated as `name = name.at[...].set(...)`
 
 
 @dataclass
@@ -74,7 +79,7 @@ class LoopPlan:
 
     @property
     def accumulates(self) -> bool:
-        return bool(self.accumulators)
+        return bool(self.accumulators) or any(c.buffer for c in self.carries)
 
     @property
     def fixable(self) -> bool:

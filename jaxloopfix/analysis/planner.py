@@ -29,7 +29,13 @@ class LoopPlanner:
     def __init__(self, parsed: ParsedModule, traced: TracedFunction, constants: dict[str, int], min_trip_count: int) -> None:
         self.parsed = parsed
         self.traced = traced
-        self.facts = ArrayFacts(parsed, traced.node)
+        params = traced.node.params
+        traced_params = (
+            {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)} - traced.static_params
+            if traced.transformed
+            else set()
+        )
+        self.facts = ArrayFacts(parsed, traced.node, traced_params)
         self.iterations = IterationAnalyzer(parsed, traced, self.facts, constants)
         self.min_trip_count = min_trip_count
 
@@ -63,6 +69,9 @@ class LoopPlanner:
         body_assigned = assigned_names(body)
         if iteration.index is not None and iteration.kind == "range":
             plan.sequences = self._sequences(body, iteration.index, body_assigned)
+            for sequence in plan.sequences:
+                if not sequence.proven:
+                    plan.unsafe_reasons.append(_maybe_array_reason(self.parsed.code(sequence.array)))
         for name, array in iteration.elements:
             plan.sequences.append(Sequence(array=array, axis=0, param=name, whole=True))
 
@@ -120,7 +129,7 @@ class LoopPlanner:
             growth = self._growth(body, name)
             if growth:
                 refusal = refusal or f"the carry `{name}` changes shape every step (`{growth}`); `lax.scan` needs a fixed carry shape"
-            plan.carries.append(Carry(name, "array" if kind == "array" else "unknown"))
+            plan.carries.append(Carry(name, "array" if kind == "array" else "unknown", buffer=self._is_buffer(body, name)))
             if kind == "array":
                 array_names.add(name)
 
@@ -131,6 +140,10 @@ class LoopPlanner:
             use = checker.check(iteration.index, skip)
             if use.container:
                 return None  # a loop over a Python container (layers), not over time
+            for name in sorted(use.maybe_arrays):
+                reason = _maybe_array_reason(name)
+                if reason not in plan.unsafe_reasons:
+                    plan.unsafe_reasons.append(reason)
             plan.index_used = use.used
             refusal = refusal or use.refusal
             plan.unsafe_reasons.extend(use.unsafe_reasons)
@@ -163,11 +176,52 @@ class LoopPlanner:
             return True
         if not isinstance(plan, LoopPlan):
             return False
-        if plan.sequences:
+        if plan.sequences or (plan.index is not None and self._indexes_array(loop, plan.index)):
             return True
         if any(c.init == "array" for c in plan.carries):
             return True
         return any(a.append is not None and self.facts.is_array(a.value) for a in plan.accumulators if a.value is not None)
+
+    def _indexes_array(self, loop: cst.For, index: str) -> bool:
+        """Whether anything in the body (closures included) indexes an array with the loop index."""
+        facts = self.facts
+        found = False
+
+        class Walk(cst.CSTVisitor):
+            def visit_Subscript(self, node: cst.Subscript) -> None:
+                nonlocal found
+                if facts.is_array(node.value) and any(
+                    n.value == index for e in node.slice for n in loads(e)
+                ):
+                    found = True
+
+        loop.body.visit(Walk())
+        return found
+
+    def _is_buffer(self, body: list[cst.BaseStatement], name: str) -> bool:
+        """Every assignment to `name` in the body is `name = name.at[...].set/add(...)`."""
+        seen = False
+        for statement in _all_statements(body):
+            if name not in assigned_names([statement]):
+                continue
+            if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+                return False
+            small = statement.body[0]
+            if not (isinstance(small, cst.Assign) and isinstance(small.value, cst.Call)):
+                return False
+            func = small.value.func
+            if not (
+                isinstance(func, cst.Attribute)
+                and func.attr.value in {"set", "add", "multiply", "min", "max"}
+                and isinstance(func.value, cst.Subscript)
+                and isinstance(func.value.value, cst.Attribute)
+                and func.value.value.attr.value == "at"
+                and isinstance(func.value.value.value, cst.Name)
+                and func.value.value.value.value == name
+            ):
+                return False
+            seen = True
+        return seen
 
     def _sequences(self, body: list[cst.BaseStatement], index: str, body_assigned: set[str]) -> list[Sequence]:
         found: dict[tuple[str, int], Sequence] = {}
@@ -183,14 +237,15 @@ class LoopPlanner:
             def visit_Subscript(self, node: cst.Subscript) -> None:
                 if not isinstance(node.value, cst.Name) or node.value.value in body_assigned:
                     return
-                if not facts.is_array(node.value):
+                proven = facts.is_array(node.value)
+                if not proven and node.value.value not in facts.maybe_names:
                     return
                 axis = _index_axis(node, index)
                 if axis is None:
                     return
                 key = (node.value.value, axis)
                 if key not in found:
-                    found[key] = Sequence(array=node.value, axis=axis, param="")
+                    found[key] = Sequence(array=node.value, axis=axis, param="", proven=proven)
                 found[key].reads.append(node)
 
         for statement in body:
@@ -234,10 +289,14 @@ class LoopPlanner:
 
     def _covers_whole(self, plan: LoopPlan, sequence: Sequence) -> bool:
         bounds = plan.bounds
-        if bounds is None or bounds.start is not None or bounds.step != 1:
+        if bounds is None:
             return False
+        sequence.stop_is_length = self._is_length(bounds.stop, sequence)
+        return bounds.start is None and bounds.step == 1 and sequence.stop_is_length
+
+    def _is_length(self, stop: cst.BaseExpression, sequence: Sequence) -> bool:
+        """Whether `stop` is the length of `sequence` along its axis."""
         name = self.parsed.code(sequence.array)
-        stop = bounds.stop
         candidates = {f"len({name})"} if sequence.axis == 0 else set()
         candidates |= {f"{name}.shape[{sequence.axis}]"}
         if sequence.axis == 0:
@@ -318,6 +377,13 @@ class LoopPlanner:
                     f"cannot prove the range {label} `{self.parsed.code(expr)}` is non-negative; slicing "
                     "with a negative bound would not match the range"
                 )
+
+
+def _maybe_array_reason(name: str) -> str:
+    return (
+        f"cannot prove `{name}` is an array rather than a list of arrays (lax.scan would not slice a list); "
+        f"annotate it as `jax.Array` to make this fix safe"
+    )
 
 
 def _placeholder_accumulator(name: str, append: cst.SimpleStatementLine) -> Accumulator:

@@ -88,14 +88,14 @@ class ScanRenderer:
         if sequence.axis != 0:
             expr = f"{self.imports.jnp()}.moveaxis({expr}, {sequence.axis}, 0)"
         if not sequence.whole and self.plan.bounds is not None:
-            expr = f"{_atom(expr)}[{self.slice_text()}]"
+            expr = f"{_atom(expr)}[{self.slice_text(sequence)}]"
         return expr
 
-    def slice_text(self) -> str:
+    def slice_text(self, sequence: Sequence) -> str:
         bounds = self.plan.bounds
         assert bounds is not None
         lo = self.code(bounds.start) if bounds.start is not None else ""
-        hi = self.code(bounds.stop)
+        hi = "" if sequence.stop_is_length else self.code(bounds.stop)
         return f"{lo}:{hi}" + (f":{bounds.step}" if bounds.step != 1 else "")
 
     def index_expr(self) -> str:

@@ -1,0 +1,44 @@
+"""Shared helpers for fixture tests: discover fixture pairs, fix them, run them on JAX."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+from jaxloopfix.config import Settings
+from jaxloopfix.engine import apply_fixes
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+
+
+def sources(kind: str) -> list[Path]:
+    """Fixture inputs of a directory (`JLF001`, `ok`, ...), without their `.fixed.py` twins."""
+    return sorted(p for p in (FIXTURES / kind).glob("*.py") if not p.name.endswith(".fixed.py"))
+
+
+def fixed_path(path: Path) -> Path:
+    return path.with_name(path.stem + ".fixed.py")
+
+
+def fix(text: str, filename: str, *, unsafe: bool = True) -> str:
+    return apply_fixes(text, filename, Settings(), unsafe=unsafe)[0]
+
+
+def load_module(path: Path, name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+if __name__ == "__main__":
+    # Regenerate the expected outputs: python tests/fixture_tools.py (review the diff before committing).
+    for kind in ("JLF001", "JLF002"):
+        for path in sources(kind):
+            fixed_path(path).write_text(fix(path.read_text(encoding="utf-8"), str(path)), encoding="utf-8")
+            print("wrote", fixed_path(path).relative_to(ROOT))
