@@ -83,6 +83,10 @@ def check_source(
     except (ParseError, SyntaxError) as exc:
         result.errors.append(_parse_error(filename, exc))
         result.diagnostics = []
+    except Exception as exc:  # noqa: BLE001 - a bug on one file must not end the run
+        message = f"internal error while checking this file ({type(exc).__name__}: {exc}); please report it"
+        result.errors.append(FileError(filename, message))
+        result.diagnostics, result.fixed, result.fixed_count = [], None, 0
     return result
 
 
@@ -119,12 +123,7 @@ def check_paths(
     """
     found = discover(paths, settings)
     results = [FileResult(filename=error.filename, errors=[error]) for error in found.errors]
-    for path in found.files:
-        try:
-            results.append(check_file(path, settings, fix=fix, unsafe=unsafe, write=write))
-        except Exception as exc:  # noqa: BLE001 - report and keep checking the other files
-            message = f"internal error while checking this file ({type(exc).__name__}: {exc}); please report it"
-            results.append(FileResult(filename=str(path), errors=[FileError(str(path), message)]))
+    results.extend(check_file(path, settings, fix=fix, unsafe=unsafe, write=write) for path in found.files)
     return results
 
 

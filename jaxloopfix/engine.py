@@ -9,6 +9,7 @@ import libcst as cst
 from jaxloopfix.analysis.source import ParsedModule
 from jaxloopfix.config import Settings
 from jaxloopfix.diagnostics import Applicability, Diagnostic, Edit
+from jaxloopfix.prefilter import SyntaxProblem, may_have_findings
 from jaxloopfix.rewrite.edits import apply_edits, overlaps
 from jaxloopfix.rules import ALL_RULES, FileContext
 
@@ -59,8 +60,11 @@ def is_suppressed(diagnostic: Diagnostic, lines: list[str]) -> bool:
 
 def lint_text(text: str, filename: str, settings: Settings) -> list[Diagnostic]:
     rules = [rule for rule in ALL_RULES if settings.is_enabled(rule.code, filename)]
-    if not rules:
-        return []
+    try:
+        if not may_have_findings(text, settings.extra_traced_decorators) or not rules:
+            return []
+    except SyntaxProblem as exc:
+        raise ParseError(exc.message, exc.row, exc.column) from None
     parsed = parse(text, filename)
     context = FileContext(parsed, settings)
     diagnostics: list[Diagnostic] = []

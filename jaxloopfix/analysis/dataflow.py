@@ -8,7 +8,6 @@ before the loop, appended to once per step and stacked after it.
 from __future__ import annotations
 
 import libcst as cst
-from libcst.metadata import CodePosition
 
 from jaxloopfix.analysis.arrays import ArrayFacts
 from jaxloopfix.analysis.names import assigned_names, loads, stored_names
@@ -19,22 +18,8 @@ from jaxloopfix.analysis.traced import TracedFunction
 FINISHERS = {"jax.numpy.stack": "stack", "jax.numpy.array": "array", "jax.numpy.asarray": "asarray"}
 
 
-def _start(parsed: ParsedModule, node: cst.CSTNode) -> CodePosition:
-    return parsed.position(node).start
-
-
-def _end(parsed: ParsedModule, node: cst.CSTNode) -> CodePosition:
-    return parsed.position(node).end
-
-
-def _pos(p: CodePosition) -> tuple[int, int]:
-    return (p.line, p.column)
-
-
 def contains(parsed: ParsedModule, outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
-    o = parsed.position(outer)
-    i = parsed.position(inner)
-    return _pos(o.start) <= _pos(i.start) and _pos(i.end) <= _pos(o.end)
+    return parsed.contains(outer, inner)
 
 
 class LoopDataflow:
@@ -54,7 +39,6 @@ class LoopDataflow:
     def live_after(self) -> set[str]:
         """Names that may be read after the loop: later in the function, anywhere in an
         enclosing loop, or in a nested function (which may run later)."""
-        end = _pos(_end(self.parsed, self.loop))
         enclosing = [
             a for a in self._ancestors_in_function(self.loop) if isinstance(a, (cst.For, cst.While))
         ]
@@ -62,8 +46,9 @@ class LoopDataflow:
         for name in self._function_loads:
             if contains(self.parsed, self.loop, name):
                 continue
-            if _pos(_start(self.parsed, name)) >= end:
-                live.add(name.value)
+            if self.parsed.after(name, self.loop):
+                if not self._redefined_before(name):
+                    live.add(name.value)
             elif any(contains(self.parsed, e, name) for e in enclosing):
                 live.add(name.value)
             elif any(
@@ -71,6 +56,24 @@ class LoopDataflow:
             ):
                 live.add(name.value)
         return live
+
+    def _redefined_before(self, name: cst.Name) -> bool:
+        """Whether `name` is rebound after the loop and before this read: by an enclosing `for`
+        target, or by a plain assignment earlier in an enclosing block."""
+        child: cst.CSTNode = name
+        for ancestor in self._ancestors_in_function(name):
+            if isinstance(ancestor, cst.For) and name.value in stored_names(ancestor.target) and child is not ancestor.iter:
+                return True
+            if isinstance(ancestor, cst.IndentedBlock):
+                for sibling in ancestor.body:
+                    if sibling is child:
+                        break
+                    if not self.parsed.after(sibling, self.loop):
+                        continue
+                    if isinstance(sibling, cst.SimpleStatementLine) and _assigned_value(sibling, name.value) is not None:
+                        return True
+            child = ancestor
+        return False
 
     def _ancestors_in_function(self, node: cst.CSTNode) -> list[cst.CSTNode]:
         out = []
@@ -192,7 +195,7 @@ class LoopDataflow:
             what = "never used" if not uses else f"used {len(uses)} times"
             return f"`{name}` is {what} after the loop; only a single `jnp.stack({name})` can become the scan's output"
         use = uses[0]
-        if _pos(_start(self.parsed, use)) < _pos(_end(self.parsed, self.loop)):
+        if not self.parsed.after(use, self.loop):
             return f"`{name}` is read before the loop finishes"
         finisher = self._finisher(use, name)
         if isinstance(finisher, str):

@@ -162,8 +162,7 @@ class LoopPlanner:
         return any(n.value == name for n in loads(loop.body))
 
     def _first_position(self, node: cst.CSTNode) -> tuple[int, int]:
-        start = self.parsed.position(node).start
-        return (start.line, start.column)
+        return self.parsed.order(node)
 
     def _first_assignment(self, body: list[cst.BaseStatement], name: str) -> tuple[int, int]:
         for statement in _all_statements(body):

@@ -29,13 +29,31 @@ class ParsedModule:
         self.filename = filename
         self.module = cst.parse_module(text)
         self.wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
-        resolved = self.wrapper.resolve_many(
-            [QualifiedNameProvider, ScopeProvider, ParentNodeProvider, PositionProvider]
-        )
+        resolved = self.wrapper.resolve_many([QualifiedNameProvider, ScopeProvider, ParentNodeProvider])
         self._qnames = resolved[QualifiedNameProvider]
         self._scopes = resolved[ScopeProvider]
         self._parents = resolved[ParentNodeProvider]
-        self._positions = resolved[PositionProvider]
+        self._order: dict[cst.CSTNode, tuple[int, int]] | None = None
+
+    @cached_property
+    def _positions(self):
+        # Positions cost a full code generation pass: computed only when a diagnostic needs one.
+        return self.wrapper.resolve(PositionProvider)
+
+    def order(self, node: cst.CSTNode) -> tuple[int, int]:
+        """(pre-order index, index of the last node in its subtree): cheap document order."""
+        if self._order is None:
+            self._order = _document_order(self.module)
+        return self._order[node]
+
+    def contains(self, outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
+        o_start, o_end = self.order(outer)
+        i_start, _ = self.order(inner)
+        return o_start <= i_start <= o_end
+
+    def after(self, node: cst.CSTNode, reference: cst.CSTNode) -> bool:
+        """Whether `node` comes after the whole of `reference` in the source."""
+        return self.order(node)[0] > self.order(reference)[1]
 
     def qualified_names(self, node: cst.CSTNode) -> set[str]:
         value = self._qnames.get(node)
@@ -78,3 +96,22 @@ class ParsedModule:
     @cached_property
     def lines(self) -> list[str]:
         return self.text.splitlines(keepends=True)
+
+
+def _document_order(module: cst.Module) -> dict[cst.CSTNode, tuple[int, int]]:
+    order: dict[cst.CSTNode, tuple[int, int]] = {}
+    starts: dict[cst.CSTNode, int] = {}
+    counter = 0
+
+    class Walk(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            nonlocal counter
+            starts[node] = counter
+            counter += 1
+            return True
+
+        def on_leave(self, original_node: cst.CSTNode) -> None:
+            order[original_node] = (starts[original_node], counter - 1)
+
+    module.visit(Walk())
+    return order

@@ -9,6 +9,7 @@ as J`) match and other libraries' `jit` (numba) never does.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -47,7 +48,8 @@ PARTIAL: frozenset[str] = frozenset({"functools.partial"})
 @dataclass
 class TracedFunction:
     node: cst.FunctionDef
-    reason: str
+    # Why it is traced; a callable when the text needs source positions (computed only if reported).
+    why: str | Callable[[], str]
     # Parameters the transform marks static (static_argnames / static_argnums).
     static_params: set[str] = field(default_factory=set)
     # True when a transform applies directly (its non-static parameters are tracers).
@@ -56,6 +58,10 @@ class TracedFunction:
     @property
     def name(self) -> str:
         return self.node.name.value
+
+    @property
+    def reason(self) -> str:
+        return self.why if isinstance(self.why, str) else self.why()
 
 
 def _literal_strings(expr: cst.BaseExpression) -> list[str]:
@@ -195,8 +201,7 @@ class TracedFinder:
             wrapped = self.wrapped_function(call)
             if wrapped is not None and wrapped[0] not in self.traced:
                 func, transform = wrapped
-                line = parsed.position(call).start.line
-                self._mark(func, f"wrapped by `{_short(parsed.code(call))}` on line {line}", transform)
+                self._mark(func, self._at_line(f"wrapped by `{_short(parsed.code(call))}`", call), transform)
 
         # Propagate: nested definitions and same-module callees of traced functions.
         work = list(self.traced.values())
@@ -209,7 +214,10 @@ class TracedFinder:
                     work.append(traced)
         return self.traced
 
-    def _mark(self, func: cst.FunctionDef, reason: str, transform: _Transform) -> None:
+    def _at_line(self, text: str, node: cst.CSTNode) -> Callable[[], str]:
+        return lambda: f"{text} on line {self.parsed.position(node).start.line}"
+
+    def _mark(self, func: cst.FunctionDef, reason: str | Callable[[], str], transform: _Transform) -> None:
         params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
         static = set(transform.static_names) & {p.name.value for p in _all_params(func)}
         for num in transform.static_nums:
@@ -217,8 +225,8 @@ class TracedFinder:
                 static.add(params[num])
         self.traced[func] = TracedFunction(func, reason, static, transformed=True)
 
-    def _reached_from(self, traced: TracedFunction) -> list[tuple[cst.FunctionDef, str]]:
-        found: list[tuple[cst.FunctionDef, str]] = []
+    def _reached_from(self, traced: TracedFunction) -> list[tuple[cst.FunctionDef, str | Callable[[], str]]]:
+        found: list[tuple[cst.FunctionDef, str | Callable[[], str]]] = []
         finder = self
         outer = traced.node
 
@@ -234,8 +242,7 @@ class TracedFinder:
                 if callee is None and isinstance(node.func, cst.Attribute):
                     callee = finder.resolve_method(node.func, outer)
                 if callee is not None and callee is not outer:
-                    line = finder.parsed.position(node).start.line
-                    found.append((callee, f"called from traced function `{outer.name.value}` (line {line})"))
+                    found.append((callee, finder._at_line(f"called from traced function `{outer.name.value}`", node)))
 
         outer.visit(Walk())
         return found

@@ -1,0 +1,310 @@
+"""`jaxloopfix` command line: option parsing, settings, exit codes, nothing else.
+
+The analysis lives in the engine (reached through `jaxloopfix.api`), file handling
+in `jaxloopfix.files` and output in `jaxloopfix.report`; this module only wires
+them together the way ruff's CLI does, so its flags behave as ruff users expect.
+
+Exit codes: 0 nothing left to report, 1 diagnostics remain (or `--diff` has a
+diff), 2 a usage, configuration or file error (other files are still checked).
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, BinaryIO, NoReturn, TextIO
+
+import click
+
+from jaxloopfix import __version__
+from jaxloopfix.config import ConfigError, Settings, find_pyproject, load_settings
+from jaxloopfix.report import OUTPUT_FORMATS
+
+if TYPE_CHECKING:
+    from jaxloopfix.api import FileResult
+
+__all__ = ["main"]
+
+EXIT_OK, EXIT_DIAGNOSTICS, EXIT_ERROR = 0, 1, 2
+
+_CONTEXT = {"help_option_names": ["-h", "--help"]}
+
+
+@click.group(context_settings=_CONTEXT)
+@click.version_option(__version__, "-V", "--version", prog_name="jaxloopfix", message="%(prog)s %(version)s")
+def main() -> None:
+    """Find Python loops that JAX unrolls under jit and rewrite them to `lax.scan`."""
+
+
+# --------------------------------------------------------------------------- check
+
+
+@main.command(context_settings=_CONTEXT)
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--fix", is_flag=True, help="Apply fixes and write the files.")
+@click.option(
+    "--unsafe-fixes", is_flag=True, help="Treat unsafe fixes as available (and apply them with --fix)."
+)
+@click.option("--diff", is_flag=True, help="Print a diff of what --fix would change; write nothing.")
+@click.option("--select", metavar="CODES", help="Comma-separated rule codes (prefixes) to enable; overrides config.")
+@click.option("--ignore", metavar="CODES", help="Comma-separated rule codes (prefixes) to disable; overrides config.")
+@click.option("--extend-select", metavar="CODES", help="Comma-separated rule codes to add to the selection.")
+@click.option(
+    "--output-format",
+    type=click.Choice(OUTPUT_FORMATS, case_sensitive=False),
+    default="full",
+    show_default=True,
+    envvar="JAXLOOPFIX_OUTPUT_FORMAT",
+    show_envvar=True,
+    help="How to print diagnostics.",
+)
+@click.option("--exit-zero", is_flag=True, help="Exit with 0 even when diagnostics remain.")
+@click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit with 1 when any fix was applied.")
+@click.option("--statistics", is_flag=True, help="Print counts per rule instead of each diagnostic.")
+@click.option(
+    "--stdin-filename",
+    metavar="NAME",
+    help="Read source from stdin (path `-`) and report it as NAME; with --fix the fixed source goes to stdout.",
+)
+@click.option(
+    "--config",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="pyproject.toml to read [tool.jaxloopfix] from (default: nearest one above the current directory).",
+)
+def check(
+    paths: tuple[Path, ...],
+    fix: bool,
+    unsafe_fixes: bool,
+    diff: bool,
+    select: str | None,
+    ignore: str | None,
+    extend_select: str | None,
+    output_format: str,
+    exit_zero: bool,
+    exit_non_zero_on_fix: bool,
+    statistics: bool,
+    stdin_filename: str | None,
+    config: Path | None,
+) -> None:
+    """Check PATHS (default: the current directory) for loops unrolled under a JAX trace."""
+    output_format = output_format.lower()
+    use_stdin = [str(p) for p in paths] == ["-"] or (stdin_filename is not None and not paths)
+    if not use_stdin and any(str(p) == "-" for p in paths):
+        raise click.UsageError("`-` (stdin) cannot be combined with other paths")
+
+    try:
+        settings = _settings(config)
+    except ConfigError as exc:
+        _fail(f"error: {exc}")
+
+    # Imported here so `--version`, `--help` and config errors work without the engine.
+    from jaxloopfix import api
+    from jaxloopfix.rules import ALL_RULES
+
+    known = [rule.code for rule in ALL_RULES]
+    settings = _override_codes(settings, select=select, ignore=ignore, extend_select=extend_select, known=known)
+    names = {rule.code: rule.name for rule in ALL_RULES}
+
+    if use_stdin:
+        outcome = _check_stdin(
+            stdin_filename or "-", settings, api=api, fix=fix, unsafe=unsafe_fixes, diff=diff,
+            output_format=output_format, statistics=statistics, rule_names=names,
+        )
+    else:
+        results = api.check_paths(
+            list(paths) or [Path(".")], settings, fix=fix or diff, unsafe=unsafe_fixes, write=not diff
+        )
+        outcome = _finish(
+            results, diff=diff, unsafe=unsafe_fixes, output_format=output_format,
+            statistics=statistics, rule_names=names, out=sys.stdout,
+        )
+    sys.exit(_exit_code(outcome, exit_zero=exit_zero, exit_non_zero_on_fix=exit_non_zero_on_fix))
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    """What the exit code depends on."""
+
+    errors: bool
+    remaining: bool
+    fixed: bool
+    diff: bool | None  # None: not in --diff mode; else whether there was a diff
+
+
+def _exit_code(outcome: _Outcome, *, exit_zero: bool, exit_non_zero_on_fix: bool) -> int:
+    if outcome.errors:
+        return EXIT_ERROR
+    if exit_zero:
+        return EXIT_OK
+    if outcome.diff is not None:  # --diff: only "would change something" matters
+        return EXIT_DIAGNOSTICS if outcome.diff else EXIT_OK
+    if outcome.remaining or (exit_non_zero_on_fix and outcome.fixed):
+        return EXIT_DIAGNOSTICS
+    return EXIT_OK
+
+
+def _settings(config: Path | None) -> Settings:
+    """`--config`, else the nearest pyproject.toml with [tool.jaxloopfix], else defaults."""
+    pyproject = config if config is not None else find_pyproject(Path.cwd())
+    settings = load_settings(pyproject)
+    if settings.project_root is None:
+        # Exclude patterns are relative to the project; without a config, that is where we run.
+        settings = replace(settings, project_root=Path.cwd())
+    return settings
+
+
+def _parse_codes(value: str, option: str, known: Iterable[str]) -> frozenset[str]:
+    codes = frozenset(part.strip().upper() for part in value.split(",") if part.strip())
+    known = list(known)
+    unknown = sorted(c for c in codes if not any(k.startswith(c) for k in known))
+    if unknown:
+        raise click.BadParameter(f"unknown rule code(s): {', '.join(unknown)}", param_hint=f"'{option}'")
+    return codes
+
+
+def _override_codes(
+    settings: Settings, *, select: str | None, ignore: str | None, extend_select: str | None, known: list[str]
+) -> Settings:
+    """Command-line selection replaces the config's (ruff semantics)."""
+    if select is not None:
+        settings = replace(settings, select=_parse_codes(select, "--select", known))
+    if extend_select is not None and settings.select is not None:
+        # With no explicit selection every rule is already on.
+        settings = replace(settings, select=settings.select | _parse_codes(extend_select, "--extend-select", known))
+    elif extend_select is not None:
+        _parse_codes(extend_select, "--extend-select", known)
+    if ignore is not None:
+        settings = replace(settings, ignore=_parse_codes(ignore, "--ignore", known))
+    return settings
+
+
+def _finish(
+    results: list[FileResult],
+    *,
+    diff: bool,
+    unsafe: bool,
+    output_format: str,
+    statistics: bool,
+    rule_names: dict[str, str],
+    out: TextIO,
+) -> _Outcome:
+    """Print what `results` say and return what the exit code depends on."""
+    from jaxloopfix.report import Report, emit, write_file_errors
+    from jaxloopfix.report.diff import unified_diff
+    from jaxloopfix.report.summary import plural
+
+    errors = [e for r in results for e in r.errors]
+    warnings = [w for r in results for w in r.warnings]
+    fixed = sum(r.fixed_count for r in results)
+
+    if diff:
+        changed = False
+        for result in results:
+            if result.fixed is not None and result.original is not None:
+                text = unified_diff(result.filename, result.original, result.fixed)
+                if text:
+                    changed = True
+                    sys.stdout.write(text)
+        write_file_errors(Report(errors=errors, warnings=warnings), sys.stderr)
+        if fixed:
+            sys.stderr.write(f"Would fix {plural(fixed, 'error')}.\n")
+        return _Outcome(errors=bool(errors), remaining=False, fixed=False, diff=changed)
+
+    diagnostics = [d for r in results for d in r.diagnostics]
+    # Remaining diagnostics point into the text as fixed, so frames must show that text.
+    sources: dict[str, str] = {}
+    for r in results:
+        text = r.fixed if r.fixed is not None else r.original
+        if r.diagnostics and text is not None:
+            sources[r.filename] = text
+    report = Report(
+        diagnostics=diagnostics, errors=errors, warnings=warnings, sources=sources,
+        unsafe_fixes=unsafe, fixed=fixed, rule_names=rule_names,
+    )
+    emit(report, output_format, out, sys.stderr, statistics=statistics)
+    return _Outcome(errors=bool(errors), remaining=bool(diagnostics), fixed=bool(fixed), diff=None)
+
+
+def _check_stdin(
+    filename: str,
+    settings: Settings,
+    *,
+    api: ModuleType,
+    fix: bool,
+    unsafe: bool,
+    diff: bool,
+    output_format: str,
+    statistics: bool,
+    rule_names: dict[str, str],
+) -> _Outcome:
+    """Check source from stdin; with --fix the (fixed) source is echoed to stdout, so
+    editors can pipe a buffer through us, and everything else goes to stderr."""
+    from jaxloopfix.files import FileTooLargeError, SourceError, decode_source
+
+    raw = _binary(sys.stdin).read()
+    source = None
+    try:
+        source = decode_source(raw, filename, max_file_size=settings.max_file_size)
+    except FileTooLargeError as exc:
+        result = api.FileResult(filename=filename, warnings=[exc.file_error])
+    except SourceError as exc:
+        result = api.FileResult(filename=filename, errors=[exc.file_error])
+    else:
+        result = api.check_source(source, settings, fix=fix or diff, unsafe=unsafe, write=False)
+
+    fixing = fix and not diff
+    outcome = _finish(
+        [result], diff=diff, unsafe=unsafe, output_format=output_format, statistics=statistics,
+        rule_names=rule_names, out=sys.stderr if fixing else sys.stdout,
+    )
+    if fixing:
+        data = source.encode(result.fixed) if source is not None and result.fixed is not None else raw
+        sys.stdout.flush()
+        stdout = _binary(sys.stdout)
+        stdout.write(data)
+        stdout.flush()
+    return outcome
+
+
+def _binary(stream: TextIO) -> BinaryIO:
+    """The byte layer under a text stream: source must pass through without newline or codec changes."""
+    buffer = getattr(stream, "buffer", None)
+    if buffer is None:
+        raise click.UsageError("stdin/stdout is not a byte stream; cannot pass source through unchanged")
+    return buffer
+
+
+def _fail(message: str) -> NoReturn:
+    click.echo(message, err=True)
+    sys.exit(EXIT_ERROR)
+
+
+# --------------------------------------------------------------------------- rule
+
+
+@main.command(context_settings=_CONTEXT)
+@click.argument("code", required=False)
+@click.option("--all", "show_all", is_flag=True, help="List every rule with its summary.")
+def rule(code: str | None, show_all: bool) -> None:
+    """Show the documentation of the rule CODE (e.g. JLF001)."""
+    if show_all == (code is not None):
+        raise click.UsageError("give either a rule code or --all")
+    from jaxloopfix.rules import ALL_RULES
+
+    rules = sorted(ALL_RULES, key=lambda r: r.code)
+    if show_all:
+        name_width = max((len(r.name) for r in rules), default=0)
+        for r in rules:
+            click.echo(f"{r.code}  {r.name:<{name_width}}  {r.summary}")
+        return
+    assert code is not None
+    wanted = code.strip().upper()
+    match = next((r for r in rules if r.code.upper() == wanted), None)
+    if match is None:
+        _fail(f"error: unknown rule code: {code} (see `jaxloopfix rule --all`)")
+    click.echo(f"# {match.name} ({match.code})\n")
+    click.echo(inspect.cleandoc(match.__doc__ or match.summary))

@@ -1,0 +1,103 @@
+"""Reporters: every output format reads the same `Report` and writes to a text stream.
+
+One module per format (`full`, `concise`, `json`, `github`), plus the pieces they
+share (`summary`, `statistics`, `diff`, `style`). `emit` decides which stream gets
+what, so the CLI stays a thin shell: diagnostics go to `out`; file errors go to
+`err` as plain lines, except in `github` format where they become `::error`
+annotations (that is the only place a CI log shows them next to the code).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TextIO
+
+from jaxloopfix.diagnostics import Applicability, Diagnostic, FileError
+
+__all__ = ["OUTPUT_FORMATS", "Report", "emit", "fix_is_applicable", "write_file_errors"]
+
+OUTPUT_FORMATS: tuple[str, ...] = ("full", "concise", "json", "github")
+
+
+@dataclass(frozen=True)
+class Report:
+    """What one run found, as every reporter sees it."""
+
+    diagnostics: Sequence[Diagnostic] = ()
+    # Files that could not be checked (exit code 2).
+    errors: Sequence[FileError] = ()
+    # Files skipped on purpose (too large): said on stderr, not a failure.
+    warnings: Sequence[FileError] = ()
+    # filename -> decoded text, for code frames; a missing file just gets no frame.
+    sources: Mapping[str, str] = field(default_factory=dict)
+    # Whether unsafe fixes count as available (`--unsafe-fixes`).
+    unsafe_fixes: bool = False
+    # Fixes applied in this run (`--fix`).
+    fixed: int = 0
+    # code -> kebab-case rule name, for `--statistics`.
+    rule_names: Mapping[str, str] = field(default_factory=dict)
+
+
+def fix_is_applicable(diagnostic: Diagnostic, unsafe_fixes: bool) -> bool:
+    """Whether `--fix` would apply this diagnostic's fix (what the `[*]` marker promises)."""
+    fix = diagnostic.fix
+    if fix is None:
+        return False
+    return fix.applicability is Applicability.SAFE or unsafe_fixes
+
+
+def write_file_errors(report: Report, stream: TextIO, *, color: bool | None = None) -> None:
+    """`error: path:row:col: message` / `warning: path: message` lines (stderr)."""
+    from jaxloopfix.report.style import StyledWriter
+
+    writer = StyledWriter(stream, color)
+    for error in report.errors:
+        where = error.filename
+        if error.location is not None:
+            where += f":{error.location.row}:{error.location.column}"
+        writer.line(("error", "bold red"), ": ", (where, "bold"), f": {error.message}")
+    for warning in report.warnings:
+        writer.line(("warning", "bold yellow"), ": ", (warning.filename, "bold"), f": {warning.message}")
+
+
+def emit(
+    report: Report,
+    output_format: str,
+    out: TextIO,
+    err: TextIO,
+    *,
+    statistics: bool = False,
+    color: bool | None = None,
+    err_color: bool | None = None,
+) -> None:
+    """Write `report` in `output_format`: results on `out`, file problems on `err`."""
+    from jaxloopfix.report import concise, full, github, json, statistics as stats, summary
+
+    if output_format == "github":
+        github.write_errors(report, out)
+        if statistics:
+            stats.write_text(report, out, color=color)
+        else:
+            github.write(report, out)
+        report = Report(warnings=report.warnings)  # errors already annotated
+        write_file_errors(report, err, color=err_color)
+        return
+
+    write_file_errors(report, err, color=err_color)
+    if output_format == "json":
+        if statistics:
+            stats.write_json(report, out)
+        else:
+            json.write(report, out)
+        return
+    if statistics:
+        stats.write_text(report, out, color=color)
+        return
+    if output_format == "concise":
+        concise.write(report, out, color=color)
+    elif output_format == "full":
+        full.write(report, out, color=color)
+    else:
+        raise ValueError(f"unknown output format: {output_format!r}")
+    summary.write(report, out, color=color)

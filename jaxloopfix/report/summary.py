@@ -1,0 +1,53 @@
+"""The closing lines of `full`/`concise` output, worded like ruff's so users know them."""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from jaxloopfix.diagnostics import Applicability
+from jaxloopfix.report import Report, fix_is_applicable
+from jaxloopfix.report.style import StyledWriter
+
+__all__ = ["plural", "summary_lines", "write"]
+
+
+def plural(count: int, word: str, suffix: str = "s") -> str:
+    return f"{count} {word}{'' if count == 1 else suffix}"
+
+
+def summary_lines(report: Report) -> list[str]:
+    """Plain summary lines (no colour), e.g. ["Found 2 errors.", "[*] 1 fixable with the `--fix` option."]."""
+    remaining = len(report.diagnostics)
+    fixed = report.fixed
+    lines: list[str] = []
+    if remaining and fixed:
+        lines.append(f"Found {plural(remaining + fixed, 'error')} ({fixed} fixed, {remaining} remaining).")
+    elif remaining:
+        lines.append(f"Found {plural(remaining, 'error')}.")
+    elif fixed:
+        lines.append(f"Fixed {plural(fixed, 'error')}.")
+    elif not report.errors:
+        lines.append("All checks passed!")
+
+    applicable = sum(fix_is_applicable(d, report.unsafe_fixes) for d in report.diagnostics)
+    hidden = sum(
+        d.fix is not None and d.fix.applicability is Applicability.UNSAFE and not report.unsafe_fixes
+        for d in report.diagnostics
+    )
+    hint = f"{plural(hidden, 'hidden fix', 'es')} can be enabled with the `--unsafe-fixes` option"
+    if applicable and hidden:
+        lines.append(f"[*] {applicable} fixable with the `--fix` option ({hint}).")
+    elif applicable:
+        lines.append(f"[*] {applicable} fixable with the `--fix` option.")
+    elif hidden:
+        lines.append(f"No fixes available ({hint}).")
+    return lines
+
+
+def write(report: Report, stream: TextIO, *, color: bool | None = None) -> None:
+    writer = StyledWriter(stream, color)
+    for line in summary_lines(report):
+        if line.startswith("[*]"):
+            writer.line("[", ("*", "cyan"), "]", line[3:])
+        else:
+            writer.line(line)
