@@ -25,6 +25,11 @@ GROWING = frozenset(
 )
 
 
+STRUCTURED_LOOPS = frozenset(
+    {"jax.lax.scan", "jax.lax.fori_loop", "jax.lax.while_loop", "jax.lax.map", "jax.lax.associative_scan"}
+)
+
+
 class LoopPlanner:
     def __init__(self, parsed: ParsedModule, traced: TracedFunction, constants: dict[str, int], min_trip_count: int) -> None:
         self.parsed = parsed
@@ -59,6 +64,8 @@ class LoopPlanner:
         element_names = [name for name, _ in iteration.elements]
         loop_names = set(element_names) | ({iteration.index} if iteration.index else set())
 
+        if self._runs_structured_loop(loop):
+            return None  # an outer loop (layers, stages) around a scan: already structured
         if not isinstance(loop.body, cst.IndentedBlock):
             plan.refusal = "the loop body is on the `for` line; put it on its own lines to get a fix"
             return plan if self._has_array_evidence(iteration.elements, [], loop) else None
@@ -180,6 +187,20 @@ class LoopPlanner:
         if any(c.init == "array" for c in plan.carries):
             return True
         return any(a.append is not None and self.facts.is_array(a.value) for a in plan.accumulators if a.value is not None)
+
+    def _runs_structured_loop(self, loop: cst.For) -> bool:
+        parsed = self.parsed
+        found = False
+
+        class Walk(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> None:
+                nonlocal found
+                if isinstance(node.func, (cst.Name, cst.Attribute)):
+                    if parsed.qualified_name(node.func) in STRUCTURED_LOOPS:
+                        found = True
+
+        loop.body.visit(Walk())
+        return found
 
     def _indexes_array(self, loop: cst.For, index: str) -> bool:
         """Whether anything in the body (closures included) indexes an array with the loop index."""

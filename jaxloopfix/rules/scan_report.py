@@ -38,7 +38,7 @@ def describe(context: FileContext, plan: LoopPlan) -> str:
         parts.append(f"accumulates {_names([a.name for a in plan.accumulators])}")
     if not parts:
         return ""
-    return "; ".join(parts)
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
 def loop_diagnostic(context: FileContext, plan: LoopPlan, code: str) -> Diagnostic:
