@@ -58,13 +58,16 @@ def is_suppressed(diagnostic: Diagnostic, lines: list[str]) -> bool:
     return diagnostic.code.upper() in {c.upper() for c in re.split(r"[,\s]+", codes) if c}
 
 
-def lint_text(text: str, filename: str, settings: Settings) -> list[Diagnostic]:
+def lint_text(text: str, filename: str, settings: Settings, *, prefilter: bool = True) -> list[Diagnostic]:
+    """Diagnostics for one source text; `prefilter=False` skips the fast path (for testing it)."""
     rules = [rule for rule in ALL_RULES if settings.is_enabled(rule.code, filename)]
     try:
-        if not may_have_findings(text, settings.extra_traced_decorators) or not rules:
+        if not may_have_findings(text, settings.extra_traced_decorators) and prefilter:
             return []
     except SyntaxProblem as exc:
         raise ParseError(exc.message, exc.row, exc.column) from None
+    if not rules:
+        return []
     parsed = parse(text, filename)
     context = FileContext(parsed, settings)
     diagnostics: list[Diagnostic] = []

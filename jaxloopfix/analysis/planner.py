@@ -184,7 +184,7 @@ class LoopPlanner:
             return False
         if plan.sequences or (plan.index is not None and self._indexes_array(loop, plan.index)):
             return True
-        if any(c.init == "array" for c in plan.carries):
+        if any(c.init == "array" or c.name in self.facts.names for c in plan.carries):
             return True
         return any(a.append is not None and self.facts.is_array(a.value) for a in plan.accumulators if a.value is not None)
 

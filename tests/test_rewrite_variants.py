@@ -1,0 +1,327 @@
+"""Loop shapes beyond the fixtures: each is flagged, fixed, and the fix runs equal to the original on JAX."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from fixture_tools import load_module
+from jaxloopfix.config import Settings
+from jaxloopfix.engine import apply_fixes, lint_text
+
+jax = pytest.importorskip("jax")
+jnp = pytest.importorskip("jax.numpy")
+np = pytest.importorskip("numpy")
+
+HEADER = "import jax\nimport jax.numpy as jnp\n"
+
+CASES = {
+    "offset_start_and_stop": """
+        @jax.jit
+        def f(xs):
+            h = jnp.zeros(4)
+            out = []
+            for t in range(2, xs.shape[0]):
+                h = h * 0.5 + xs[t]
+                out.append(h)
+            return jnp.stack(out)
+        """,
+    "step_two_with_index": """
+        @jax.jit
+        def f(xs):
+            h = jnp.zeros(4)
+            out = []
+            for t in range(0, xs.shape[0], 2):
+                h = h * 0.5 + xs[t] * t
+                out.append(h)
+            return jnp.stack(out), h
+        """,
+    "reversed_offset": """
+        @jax.jit
+        def f(xs):
+            h = jnp.zeros(4)
+            out = []
+            for t in reversed(range(1, xs.shape[0])):
+                h = h * 0.5 + xs[t]
+                out.append(h)
+            return jnp.stack(out)
+        """,
+    "descending_to_one_stack_axis1": """
+        @jax.jit
+        def f(xs):
+            T = xs.shape[0]
+            h = jnp.zeros(4)
+            out = []
+            for t in range(T - 1, 0, -1):
+                h = h * 0.5 + xs[t] - xs[t - 1]
+                out.append(h)
+            return jnp.stack(out, axis=1)
+        """,
+    "axis1_reversed_stack_negative_axis": """
+        @jax.jit
+        def f(xs):
+            h = jnp.zeros(xs.shape[0])
+            out = []
+            for t in reversed(range(xs.shape[1])):
+                h = jnp.tanh(h + xs[:, t])
+                out.append(h)
+            return jnp.stack(out[::-1], axis=-1)
+        """,
+    "trailing_axis_ellipsis": """
+        @jax.jit
+        def f(xs):
+            h = jnp.zeros(xs.shape[0])
+            out = []
+            for t in range(xs.shape[-1]):
+                h = jnp.sin(h) + xs[..., t]
+                out.append(h)
+            return jnp.stack(out)
+        """,
+    "shape_unpack_and_buffer": """
+        @jax.jit
+        def f(xs):
+            T, D = xs.shape
+            h = jnp.zeros(D)
+            buf = jnp.zeros((T, D))
+            for t in range(T):
+                h = h + xs[t]
+                buf = buf.at[t].set(h * 2)
+            return buf
+        """,
+    "append_before_update": """
+        @jax.jit
+        def f(xs):
+            h = jnp.ones(4)
+            outs = []
+            for t in range(xs.shape[0]):
+                outs.append(h)
+                h = h * 0.9 + xs[t]
+            return jnp.stack(outs), h
+        """,
+    "neighbour_reads": """
+        @jax.jit
+        def f(xs):
+            h = jnp.zeros(4)
+            outs = []
+            for t in range(xs.shape[0] - 1):
+                h = h + xs[t + 1] - xs[t]
+                outs.append(h * xs[t])
+            return jnp.stack(outs)
+        """,
+    "enumerate_zip_start": """
+        @jax.jit
+        def f(xs: jax.Array):
+            ys = xs[:, :2] * 3
+            h = jnp.zeros(4)
+            acc = jnp.zeros(2)
+            out = []
+            for i, (a, b) in enumerate(zip(xs, ys, strict=True), start=1):
+                h = h + a / i
+                acc = acc + b * i
+                out.append(h.sum() + acc.sum())
+            return jnp.array(out), acc
+        """,
+    "two_loops_same_names": """
+        @jax.jit
+        def f(xs):
+            h = jnp.zeros(4)
+            outs = []
+            for t in range(xs.shape[0]):
+                x_t = xs[t]
+                h = h + x_t
+                outs.append(h)
+            a = jnp.stack(outs)
+            g = jnp.zeros(4)
+            for t in range(xs.shape[0]):
+                x_t = xs[t] * 2
+                g = g + x_t * t
+            return a, g, h
+        """,
+    "transitive_method_and_helpers": """
+        from functools import partial
+
+        def inner(xs):
+            h = jnp.zeros(xs.shape[1])
+            for t in range(xs.shape[0]):
+                h = h + xs[t]
+            return h
+
+        def middle(xs):
+            return inner(xs) * 2
+
+        class Model:
+            @partial(jax.jit, static_argnums=0)
+            def __call__(self, xs):
+                return self.helper(xs) + middle(xs)
+
+            def helper(self, xs):
+                acc = jnp.zeros(xs.shape[1])
+                outs = []
+                for x_t in xs:
+                    acc = acc + x_t
+                    outs.append(acc)
+                return jnp.stack(outs).sum(0)
+
+        def f(xs):
+            return Model()(xs)
+        """,
+    "grad_of_loss_with_tuple_carry": """
+        @jax.jit
+        @jax.grad
+        def f(xs):
+            state = (jnp.zeros(4), jnp.ones(4))
+            for t in range(xs.shape[0]):
+                a, b = state
+                state = (a + xs[t] * b, b * 0.5)
+            return state[0].sum()
+        """,
+    "nested_layer_loop_inside_step": """
+        @jax.jit
+        def f(xs):
+            Ws = [jnp.eye(4) * 0.5, jnp.eye(4) * 0.25]
+            h = jnp.zeros(4)
+            hs = []
+            for t in range(xs.shape[0]):
+                for W in Ws:
+                    h = jnp.tanh(W @ h + xs[t])
+                hs.append(h)
+            return jnp.stack(hs)
+        """,
+    "static_length_no_xs": """
+        from functools import partial
+
+        @partial(jax.jit, static_argnames=("n",))
+        def f(xs: jax.Array, n=9):
+            v = xs[0]
+            for _ in range(n):
+                v = v / jnp.linalg.norm(v) + 0.1
+            return v
+        """,
+}
+
+X = (jnp.arange(24.0).reshape(6, 4) / 10.0, jnp.sin(jnp.arange(35.0)).reshape(7, 5)[:, :4])
+
+
+def _run(source: str):
+    return lint_text(source, "case.py", Settings()), apply_fixes(source, "case.py", Settings(), unsafe=False)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_variant_is_flagged_and_fixed_equal_on_jax(name, tmp_path):
+    source = HEADER + textwrap.dedent(CASES[name])
+    diagnostics, (fixed, remaining, count) = _run(source)
+    assert diagnostics and all(d.fix is not None for d in diagnostics), [d.no_fix_reason for d in diagnostics]
+    assert count == len(diagnostics)
+    assert remaining == []
+    assert apply_fixes(fixed, "case.py", Settings())[0] == fixed  # idempotent
+    (tmp_path / "original.py").write_text(source)
+    (tmp_path / "fixed.py").write_text(fixed)
+    original = load_module(tmp_path / "original.py", f"variant_original_{name}")
+    rewritten = load_module(tmp_path / "fixed.py", f"variant_fixed_{name}")
+    for x in X:
+        expected, actual = original.f(x), rewritten.f(x)
+        assert jax.tree_util.tree_structure(expected) == jax.tree_util.tree_structure(actual)
+        for e, a in zip(jax.tree_util.tree_leaves(expected), jax.tree_util.tree_leaves(actual)):
+            assert np.shape(e) == np.shape(a)
+            np.testing.assert_allclose(np.asarray(a), np.asarray(e), rtol=2e-5, atol=2e-6)
+
+
+TRAPS = {
+    "layers_and_containers": """
+        @jax.jit
+        def f(params, x, n):
+            for W, b in params:
+                x = jnp.tanh(x @ W + b)
+            for k, v in params_dict().items():
+                x = x + v
+            for i in range(3):
+                x = x * 2
+            for i in range(n):
+                x = x + 1
+            for leaf in jax.tree_util.tree_leaves(params):
+                x = x + leaf.sum()
+            for size in (32, 64):
+                x = x[:size]
+            for i in range(x.ndim):
+                x = x.sum(i, keepdims=True)
+            for chunk in jnp.split(x, 4):
+                x = x + chunk
+            return x
+
+        def params_dict():
+            return {}
+        """,
+    "other_jits_and_host_code": """
+        import numba
+        from numba import jit as njit
+
+        @numba.jit
+        def g(xs):
+            h = 0.0
+            for t in range(xs.shape[0]):
+                h = h + xs[t]
+            return h
+
+        @njit(nopython=True)
+        def g2(xs):
+            out = []
+            for t in range(xs.shape[0]):
+                out.append(xs[t])
+            return out
+
+        def host(xs):
+            h = jnp.zeros(3)
+            outs = []
+            for t in range(xs.shape[0]):
+                h = h + xs[t]
+                outs.append(h)
+            return jnp.stack(outs)
+        """,
+    "indexed_layer_lists": """
+        NUM = 12
+
+        @jax.jit
+        def f(params, x):
+            for i in range(len(params["layers"])):
+                x = params["layers"][i]["W"] @ x
+            for i in range(NUM):
+                x = params[i]["W"] @ x
+            for i in range(NUM):
+                W, b = params[i]
+                x = W @ x + b
+            return x
+        """,
+    "loop_around_scan": """
+        @jax.jit
+        def f(h0, xs, num_layers: int = 12):
+            for layer in range(num_layers):
+                h, xs = jax.lax.scan(lambda c, x: (c + x, c), h0[layer], xs)
+            return xs
+        """,
+}
+
+
+def test_unannotated_argument_gives_an_unsafe_fix_with_the_reason():
+    source = HEADER + textwrap.dedent(
+        """
+        @jax.jit
+        def f(xs, us):
+            h = jnp.zeros(4)
+            for t in range(xs.shape[0]):
+                h = h + xs[t] * us[t]
+            return h
+        """
+    )
+    (diagnostic,) = lint_text(source, "case.py", Settings())
+    assert diagnostic.code == "JLF002"
+    assert diagnostic.fix is not None and diagnostic.fix.applicability.value == "unsafe"
+    assert "`us`" in diagnostic.fix.message and "jax.Array" in diagnostic.fix.message
+    assert apply_fixes(source, "case.py", Settings())[2] == 0
+    assert apply_fixes(source, "case.py", Settings(), unsafe=True)[2] == 1
+
+
+@pytest.mark.parametrize("name", sorted(TRAPS))
+def test_trap_is_not_flagged(name):
+    source = HEADER + textwrap.dedent(TRAPS[name])
+    assert lint_text(source, "trap.py", Settings()) == []
