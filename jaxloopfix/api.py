@@ -34,7 +34,7 @@ class FileResult:
 
 
 def check_text(text: str, filename: str, settings: Settings) -> list[Diagnostic]:
-    """Diagnostics for one decoded source text. Raises SyntaxError for unparseable code."""
+    """Diagnostics for one decoded source text. Raises `engine.ParseError` for unparseable code."""
     return lint_text(text, filename, settings)
 
 

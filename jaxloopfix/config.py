@@ -81,8 +81,11 @@ def find_pyproject(start: Path) -> Path | None:
         if candidate.is_file():
             try:
                 data = tomllib.loads(candidate.read_text(encoding="utf-8"))
-            except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+            except (OSError, UnicodeDecodeError):
                 continue
+            except tomllib.TOMLDecodeError as exc:
+                # A broken project file must not silently turn the configuration off.
+                raise ConfigError(f"invalid TOML in {candidate}: {exc}") from exc
             if "jaxloopfix" in data.get("tool", {}):
                 return candidate
     return None

@@ -19,8 +19,6 @@ from click.testing import CliRunner, Result
 import jaxloopfix
 from jaxloopfix.cli import main
 
-ENGINE_WRITTEN = (Path(jaxloopfix.__file__).parent / "engine.py").exists()
-needs_engine = pytest.mark.skipif(not ENGINE_WRITTEN, reason="jaxloopfix/engine.py is not written yet")
 
 SEED = """\
 import jax
@@ -133,7 +131,6 @@ def test_rule_requires_code_or_all() -> None:
 # --------------------------------------------------------------------------- check: output formats
 
 
-@needs_engine
 def test_seed_full_output(tmp_path: Path) -> None:
     write(tmp_path / "rnn.py", SEED)
     result = run("check", "rnn.py")
@@ -149,7 +146,6 @@ def test_seed_full_output(tmp_path: Path) -> None:
     assert result.stderr == ""
 
 
-@needs_engine
 def test_seed_concise_output(tmp_path: Path) -> None:
     write(tmp_path / "rnn.py", SEED)
     result = run("check", "--output-format", "concise", "rnn.py")
@@ -159,7 +155,6 @@ def test_seed_concise_output(tmp_path: Path) -> None:
     assert lines[1:] == ["Found 1 error.", "[*] 1 fixable with the `--fix` option."]
 
 
-@needs_engine
 @pytest.mark.parametrize("via_env", [False, True])
 def test_seed_json_output(tmp_path: Path, via_env: bool) -> None:
     write(tmp_path / "rnn.py", SEED)
@@ -191,7 +186,6 @@ def test_seed_json_output(tmp_path: Path, via_env: bool) -> None:
         assert set(edit["location"]) == set(edit["end_location"]) == {"row", "column"}
 
 
-@needs_engine
 def test_seed_github_output(tmp_path: Path) -> None:
     write(tmp_path / "rnn.py", SEED)
     write(tmp_path / "broken.py", "def f(:\n")
@@ -205,7 +199,6 @@ def test_seed_github_output(tmp_path: Path) -> None:
     assert "title=jaxloopfix (JLF001)" in warning
 
 
-@needs_engine
 def test_statistics(tmp_path: Path) -> None:
     write(tmp_path / "a.py", SEED)
     write(tmp_path / "b.py", SEED)
@@ -214,7 +207,6 @@ def test_statistics(tmp_path: Path) -> None:
     assert result.stdout == f"2\tJLF001\t[*] {rule_name('JLF001')}\n"
 
 
-@needs_engine
 def test_clean_file_exit_0(tmp_path: Path) -> None:
     write(tmp_path / "ok.py", CLEAN)
     result = run("check", "ok.py")
@@ -222,7 +214,6 @@ def test_clean_file_exit_0(tmp_path: Path) -> None:
     assert result.stdout == "All checks passed!\n"
 
 
-@needs_engine
 def test_default_path_is_cwd_and_skips_excluded(tmp_path: Path) -> None:
     write(tmp_path / "src" / "rnn.py", SEED)
     write(tmp_path / "venv" / "lib" / "rnn.py", SEED)
@@ -238,7 +229,6 @@ def test_default_path_is_cwd_and_skips_excluded(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- exit codes
 
 
-@needs_engine
 def test_exit_zero(tmp_path: Path) -> None:
     write(tmp_path / "rnn.py", SEED)
     result = run("check", "--exit-zero", "rnn.py")
@@ -246,13 +236,11 @@ def test_exit_zero(tmp_path: Path) -> None:
     assert "JLF001" in result.stdout
 
 
-@needs_engine
 def test_noqa_suppresses(tmp_path: Path) -> None:
     write(tmp_path / "rnn.py", SEED.replace("range(inputs.shape[0]):", "range(inputs.shape[0]):  # noqa: JLF001"))
     assert run("check", "rnn.py").exit_code == 0
 
 
-@needs_engine
 def test_select_and_ignore(tmp_path: Path) -> None:
     write(tmp_path / "rnn.py", SEED)
     assert run("check", "--select", "JLF001", "rnn.py").exit_code == 1
@@ -264,7 +252,6 @@ def test_select_and_ignore(tmp_path: Path) -> None:
     assert "JLF999" in unknown.stderr
 
 
-@needs_engine
 def test_cli_overrides_config(tmp_path: Path) -> None:
     write(tmp_path / "pyproject.toml", '[tool.jaxloopfix]\nignore = ["JLF001"]\n')
     write(tmp_path / "rnn.py", SEED)
@@ -274,7 +261,6 @@ def test_cli_overrides_config(tmp_path: Path) -> None:
     assert run("check", "--config", str(config), "rnn.py").exit_code == 1
 
 
-@needs_engine
 def test_bad_files_are_exit_2_but_others_still_checked(tmp_path: Path) -> None:
     write(tmp_path / "a_rnn.py", SEED)
     (tmp_path / "b_binary.py").write_bytes(b"x = 1\n\x00\x00")
@@ -292,7 +278,6 @@ def test_bad_files_are_exit_2_but_others_still_checked(tmp_path: Path) -> None:
     assert "error: missing.py: no such file or directory" in err
 
 
-@needs_engine
 def test_parse_error_alone_is_exit_2(tmp_path: Path) -> None:
     write(tmp_path / "bad.py", "for x in\n")
     result = run("check", "bad.py")
@@ -300,7 +285,6 @@ def test_parse_error_alone_is_exit_2(tmp_path: Path) -> None:
     assert "All checks passed!" not in result.stdout
 
 
-@needs_engine
 def test_too_large_is_a_warning_not_an_error(tmp_path: Path) -> None:
     write(tmp_path / "pyproject.toml", "[tool.jaxloopfix]\nmax-file-size = 100\n")
     write(tmp_path / "big.py", SEED)
@@ -310,7 +294,6 @@ def test_too_large_is_a_warning_not_an_error(tmp_path: Path) -> None:
     assert f"warning: big.py: skipped: file is {len(SEED)} bytes, over max-file-size" in result.stderr
 
 
-@needs_engine
 def test_empty_file_is_clean(tmp_path: Path) -> None:
     (tmp_path / "empty.py").write_bytes(b"")
     assert run("check", "empty.py").exit_code == 0
@@ -319,7 +302,6 @@ def test_empty_file_is_clean(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- fixing
 
 
-@needs_engine
 def test_fix_writes_and_reports(tmp_path: Path) -> None:
     path = write(tmp_path / "rnn.py", SEED)
     result = run("check", "--fix", "rnn.py")
@@ -337,13 +319,11 @@ def test_fix_writes_and_reports(tmp_path: Path) -> None:
     assert again.exit_code == 0, again.output
 
 
-@needs_engine
 def test_fix_exit_non_zero_on_fix(tmp_path: Path) -> None:
     write(tmp_path / "rnn.py", SEED)
     assert run("check", "--fix", "--exit-non-zero-on-fix", "rnn.py").exit_code == 1
 
 
-@needs_engine
 def test_fix_with_unsafe_fixes_flag(tmp_path: Path) -> None:
     path = write(tmp_path / "rnn.py", SEED)
     result = run("check", "--fix", "--unsafe-fixes", "rnn.py")
@@ -351,7 +331,6 @@ def test_fix_with_unsafe_fixes_flag(tmp_path: Path) -> None:
     assert path.read_text() != SEED
 
 
-@needs_engine
 def test_fix_preserves_crlf_bom_and_mode(tmp_path: Path) -> None:
     path = tmp_path / "rnn.py"
     original = b"\xef\xbb\xbf" + SEED.replace("\n", "\r\n").encode()
@@ -367,7 +346,6 @@ def test_fix_preserves_crlf_bom_and_mode(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == ["rnn.py"]
 
 
-@needs_engine
 def test_fix_one_bad_file_does_not_stop_fixing(tmp_path: Path) -> None:
     write(tmp_path / "a.py", "def f(:\n")
     path = write(tmp_path / "b.py", SEED)
@@ -377,7 +355,6 @@ def test_fix_one_bad_file_does_not_stop_fixing(tmp_path: Path) -> None:
     assert "Fixed 1 error." in result.stdout
 
 
-@needs_engine
 def test_fix_refuses_file_changed_during_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from jaxloopfix import api
 
@@ -399,7 +376,6 @@ def test_fix_refuses_file_changed_during_run(tmp_path: Path, monkeypatch: pytest
     assert result.stdout.startswith("rnn.py:9:5: JLF001")
 
 
-@needs_engine
 def test_diff_writes_nothing(tmp_path: Path) -> None:
     path = write(tmp_path / "rnn.py", SEED)
     result = run("check", "--diff", "rnn.py")
@@ -411,7 +387,6 @@ def test_diff_writes_nothing(tmp_path: Path) -> None:
     assert run("check", "--diff", "--exit-zero", "rnn.py").exit_code == 0
 
 
-@needs_engine
 def test_diff_with_nothing_to_fix(tmp_path: Path) -> None:
     write(tmp_path / "ok.py", CLEAN)
     result = run("check", "--diff", "ok.py")
@@ -422,21 +397,18 @@ def test_diff_with_nothing_to_fix(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- stdin
 
 
-@needs_engine
 def test_stdin_check(tmp_path: Path) -> None:
     result = run("check", "--output-format", "concise", "--stdin-filename", "model/rnn.py", "-", input=SEED)
     assert result.exit_code == 1
     assert result.stdout.startswith("model/rnn.py:9:5: JLF001 [*]")
 
 
-@needs_engine
 def test_stdin_filename_alone_reads_stdin(tmp_path: Path) -> None:
     result = run("check", "--output-format", "json", "--stdin-filename", "rnn.py", input=SEED)
     assert result.exit_code == 1
     assert json.loads(result.stdout)[0]["filename"] == "rnn.py"
 
 
-@needs_engine
 def test_stdin_fix_writes_source_to_stdout(tmp_path: Path) -> None:
     result = run("check", "--fix", "--stdin-filename", "rnn.py", "-", input=SEED)
     assert result.exit_code == 0, result.stderr
@@ -447,7 +419,6 @@ def test_stdin_fix_writes_source_to_stdout(tmp_path: Path) -> None:
     assert "Fixed" not in fixed
 
 
-@needs_engine
 def test_stdin_fix_clean_source_is_echoed_byte_for_byte(tmp_path: Path) -> None:
     raw = b"\xef\xbb\xbf" + CLEAN.replace("\n", "\r\n").encode()
     result = run("check", "--fix", "--stdin-filename", "ok.py", "-", input=raw)
@@ -455,7 +426,6 @@ def test_stdin_fix_clean_source_is_echoed_byte_for_byte(tmp_path: Path) -> None:
     assert result.stdout_bytes == raw
 
 
-@needs_engine
 def test_stdin_fix_unparseable_is_echoed_and_exit_2(tmp_path: Path) -> None:
     result = run("check", "--fix", "--stdin-filename", "bad.py", "-", input="def f(:\n")
     assert result.exit_code == 2
@@ -463,7 +433,6 @@ def test_stdin_fix_unparseable_is_echoed_and_exit_2(tmp_path: Path) -> None:
     assert "bad.py" in result.stderr
 
 
-@needs_engine
 def test_stdin_diff(tmp_path: Path) -> None:
     result = run("check", "--diff", "--stdin-filename", "rnn.py", "-", input=SEED)
     assert result.exit_code == 1
@@ -473,7 +442,6 @@ def test_stdin_diff(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- rule
 
 
-@needs_engine
 def test_rule_docs() -> None:
     result = run("rule", "JLF001")
     assert result.exit_code == 0
@@ -484,14 +452,12 @@ def test_rule_docs() -> None:
     assert run("rule", "jlf001").stdout == result.stdout
 
 
-@needs_engine
 def test_rule_unknown_code() -> None:
     result = run("rule", "JLF999")
     assert result.exit_code == 2
     assert "unknown rule code" in result.stderr
 
 
-@needs_engine
 def test_rule_all() -> None:
     from jaxloopfix.rules import ALL_RULES
 
@@ -518,7 +484,6 @@ def test_package_imports_without_jax() -> None:
     assert importlib.util.find_spec("jaxloopfix.cli") is not None
 
 
-@needs_engine
 def test_engine_crash_on_one_file_is_reported_and_others_checked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -538,3 +503,19 @@ def test_engine_crash_on_one_file_is_reported_and_others_checked(
     assert result.exit_code == 2
     assert result.stdout.startswith("b.py:9:5: JLF001")
     assert "error: a.py: internal error" in result.stderr and "boom" in result.stderr
+
+
+
+def test_broken_pyproject_found_by_discovery_is_exit_2(tmp_path: Path) -> None:
+    write(tmp_path / "pyproject.toml", "[tool.jaxloopfix\nselect = [")
+    write(tmp_path / "rnn.py", SEED)
+    result = run("check", "rnn.py")
+    assert result.exit_code == 2
+    assert "invalid TOML" in result.stderr
+
+
+def test_syntax_error_reports_pythons_position(tmp_path: Path) -> None:
+    write(tmp_path / "broken.py", "import jax\n\ndef f(:\n    pass\n")
+    result = run("check", "--output-format", "concise", "broken.py")
+    assert result.exit_code == 2
+    assert "broken.py:3:7:" in result.stdout + result.stderr
