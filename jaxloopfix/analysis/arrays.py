@@ -152,6 +152,8 @@ class ArrayFacts:
         if isinstance(expr, cst.Call):
             if _jax_array_call(self.parsed, expr):
                 return True
+            if isinstance(expr.func, cst.Name) and returns_array(self.parsed, expr.func):
+                return True
             func = expr.func
             if isinstance(func, cst.Attribute) and func.attr.value in ARRAY_METHODS:
                 return self.is_array(func.value) or _is_at_update(func.value, self)
@@ -169,6 +171,38 @@ class ArrayFacts:
         if isinstance(expr, cst.IfExp):
             return self.is_array(expr.body) and self.is_array(expr.orelse)
         return False
+
+
+def returns_array(parsed: ParsedModule, name: cst.Name) -> bool:
+    """Whether `name` refers to a function of this module whose every `return` is an array."""
+    scope = parsed.scope(name)
+    if scope is None:
+        return False
+    defs = [a.node for a in scope[name.value] if isinstance(getattr(a, "node", None), cst.FunctionDef)]
+    if len(defs) != 1:
+        return False
+    func = defs[0]
+    cache: dict[cst.FunctionDef, bool] = parsed.__dict__.setdefault("_returns_array", {})
+    if func in cache:
+        return cache[func]
+    cache[func] = False  # recursion guard
+    returns: list[cst.Return] = []
+
+    class Walk(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is func
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+        def visit_Return(self, node: cst.Return) -> None:
+            returns.append(node)
+
+    func.visit(Walk())
+    facts = ArrayFacts(parsed, func)
+    result = bool(returns) and all(r.value is not None and facts.is_array(r.value) for r in returns)
+    cache[func] = result
+    return result
 
 
 def _is_at_update(expr: cst.BaseExpression, facts: ArrayFacts) -> bool:
