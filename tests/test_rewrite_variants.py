@@ -203,8 +203,12 @@ CASES = {
 X = (jnp.arange(24.0).reshape(6, 4) / 10.0, jnp.sin(jnp.arange(35.0)).reshape(7, 5)[:, :4])
 
 
+# Cases whose fix is unsafe, and why: the index is used as a value (a traced int32 in the scan).
+UNSAFE = {"step_two_with_index", "enumerate_zip_start", "two_loops_same_names"}
+
+
 def _run(source: str):
-    return lint_text(source, "case.py", Settings()), apply_fixes(source, "case.py", Settings(), unsafe=False)
+    return lint_text(source, "case.py", Settings()), apply_fixes(source, "case.py", Settings(), unsafe=True)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -212,9 +216,13 @@ def test_variant_is_flagged_and_fixed_equal_on_jax(name, tmp_path):
     source = HEADER + textwrap.dedent(CASES[name])
     diagnostics, (fixed, remaining, count) = _run(source)
     assert diagnostics and all(d.fix is not None for d in diagnostics), [d.no_fix_reason for d in diagnostics]
+    applicability = {d.fix.applicability.value for d in diagnostics}
+    assert applicability == ({"safe", "unsafe"} & applicability if name in UNSAFE else {"safe"})
+    if name in UNSAFE:
+        assert any("used as a value" in d.fix.message for d in diagnostics)
     assert count == len(diagnostics)
     assert remaining == []
-    assert apply_fixes(fixed, "case.py", Settings())[0] == fixed  # idempotent
+    assert apply_fixes(fixed, "case.py", Settings(), unsafe=True)[0] == fixed  # idempotent
     (tmp_path / "original.py").write_text(source)
     (tmp_path / "fixed.py").write_text(fixed)
     original = load_module(tmp_path / "original.py", f"variant_original_{name}")

@@ -33,8 +33,17 @@ NON_ARRAY_RESULTS = frozenset(
         "nonzero", "unravel_index", "indices", "tril_indices", "triu_indices", "diag_indices",
         "mask_indices", "histogram", "unique", "eigh", "eig", "svd", "qr", "slogdet", "lu", "frexp", "modf",
         "divmod", "scan", "while_loop", "fori_loop", "cond", "switch", "map", "associative_scan", "top_k",
-        "sort_key_val", "split_key", "argwhere", "where_", "issubdtype", "isscalar", "can_cast", "PRNGKey_",
+        "sort_key_val", "split_key", "argwhere", "issubdtype", "isscalar", "can_cast", "gradient",
+        "stop_gradient", "optimization_barrier", "ix_", "ogrid", "mgrid",
     }
+)
+# Return one array per argument: an array only when called with one argument.
+PER_ARGUMENT = frozenset({"atleast_1d", "atleast_2d", "atleast_3d"})
+# jaxtyping's dtype annotations (`Float[Array, "T D"]`); `PyTree[...]` is a container.
+JAXTYPING_ARRAYS = frozenset(
+    {"Array", "Float", "Int", "Bool", "Shaped", "Key", "UInt", "Complex", "Inexact", "Integer", "Num", "Real",
+     "Float16", "Float32", "Float64", "BFloat16", "Int8", "Int16", "Int32", "Int64", "UInt8", "UInt16", "UInt32",
+     "UInt64", "Complex64", "Complex128"}
 )
 # Attributes that only arrays have (in JAX code).
 ARRAY_ATTRIBUTES = frozenset({"shape", "ndim", "at", "T", "reshape", "astype", "dtype", "mT"})
@@ -54,9 +63,12 @@ def _jax_array_call(parsed: ParsedModule, call: cst.Call) -> bool:
     if not isinstance(call.func, (cst.Name, cst.Attribute)):
         return False
     for qname in parsed.qualified_names(call.func):
-        if qname.startswith(ARRAY_MODULES) and qname.rsplit(".", 1)[-1] not in NON_ARRAY_RESULTS:
+        short = qname.rsplit(".", 1)[-1]
+        if qname.startswith(ARRAY_MODULES) and short not in NON_ARRAY_RESULTS:
             # `jnp.where(cond)` with one argument returns a tuple.
-            if qname.endswith(".where") and len(call.args) == 1:
+            if short == "where" and len(call.args) == 1:
+                return False
+            if short in PER_ARGUMENT and len(call.args) != 1:
                 return False
             return True
     return False
@@ -70,7 +82,7 @@ def is_array_annotation(parsed: ParsedModule, annotation: cst.BaseExpression) ->
         if qname in ARRAY_ANNOTATIONS:
             return True
         # jaxtyping's dtype-shape annotations: Float[Array, "T D"], Int[...], Shaped[...].
-        if qname.startswith("jaxtyping.") and isinstance(annotation, cst.Subscript):
+        if qname.startswith("jaxtyping.") and qname.rsplit(".", 1)[-1] in JAXTYPING_ARRAYS:
             return True
     return False
 
@@ -83,6 +95,8 @@ class ArrayFacts:
         self.parsed = parsed
         self.func = func
         self.names: set[str] = set()
+        # Document order of the first evidence for each name (-1: an annotation, valid throughout).
+        self.first_evidence: dict[str, int] = {}
         self._containers: set[str] = set()
         self._collect()
         # Traced arguments of a transformed function are arrays or pytrees of arrays: indexed by
@@ -94,13 +108,14 @@ class ArrayFacts:
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             if param.annotation is not None and is_array_annotation(self.parsed, param.annotation.annotation):
                 self.names.add(param.name.value)
+                self.first_evidence[param.name.value] = -1
         facts = self
-        assignments: list[tuple[list[str], cst.BaseExpression]] = []
+        assignments: list[tuple[list[str], cst.BaseExpression, cst.CSTNode]] = []
 
         class Walk(cst.CSTVisitor):
             def visit_Attribute(self, node: cst.Attribute) -> None:
                 if isinstance(node.value, cst.Name) and node.attr.value in ARRAY_ATTRIBUTES:
-                    facts.names.add(node.value.value)
+                    facts._evidence(node.value.value, node)
                 if isinstance(node.value, cst.Name) and node.attr.value in CONTAINER_METHODS:
                     facts._containers.add(node.value.value)
 
@@ -117,14 +132,14 @@ class ArrayFacts:
 
             def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
                 if isinstance(node.target, cst.Name) and is_array_annotation(facts.parsed, node.annotation.annotation):
-                    facts.names.add(node.target.value)
+                    facts._evidence(node.target.value, node)
                 if isinstance(node.target, cst.Name) and node.value is not None:
-                    assignments.append(([node.target.value], node.value))
+                    assignments.append(([node.target.value], node.value, node))
 
             def visit_Assign(self, node: cst.Assign) -> None:
                 for target in node.targets:
                     if isinstance(target.target, cst.Name):
-                        assignments.append(([target.target.value], node.value))
+                        assignments.append(([target.target.value], node.value, node))
                     elif isinstance(target.target, (cst.Tuple, cst.List)) and isinstance(node.value, cst.Subscript):
                         # `W, b = layers[i]`: unpacking an element suggests a list of tuples.
                         if isinstance(node.value.value, cst.Name):
@@ -132,18 +147,33 @@ class ArrayFacts:
 
             def visit_AugAssign(self, node: cst.AugAssign) -> None:
                 if isinstance(node.target, cst.Name):
-                    assignments.append(([node.target.value], node.value))
+                    assignments.append(([node.target.value], node.value, node))
 
         self.func.body.visit(Walk())
         # Fixed point: a name assigned from an array expression is an array.
         changed = True
         while changed:
             changed = False
-            for targets, value in assignments:
+            for targets, value, node in assignments:
                 for name in targets:
-                    if name not in self.names and self.is_array(value):
-                        self.names.add(name)
+                    if self.is_array(value) and self._evidence(name, node):
                         changed = True
+
+    def _evidence(self, name: str, node: cst.CSTNode) -> bool:
+        """Record evidence for `name` at `node`; True when it is new or earlier than known."""
+        self.names.add(name)
+        order = self.parsed.order(node)[0]
+        if order < self.first_evidence.get(name, 1 << 62):
+            self.first_evidence[name] = order
+            return True
+        return False
+
+    def is_array_before(self, expr: cst.BaseExpression, node: cst.CSTNode) -> bool:
+        """Like `is_array`, but a name's evidence must appear before `node` ends: a list argument
+        stacked into an array after the loop is still a list inside it."""
+        if isinstance(expr, cst.Name):
+            return expr.value in self.names and self.first_evidence.get(expr.value, 1 << 62) <= self.parsed.order(node)[1]
+        return self.is_array(expr)
 
     def is_array(self, expr: cst.BaseExpression) -> bool:
         """Whether `expr` evaluates to a single array (not a container of arrays)."""

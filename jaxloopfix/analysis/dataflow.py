@@ -126,6 +126,10 @@ class LoopDataflow:
             return "unknown"
         if name in self.traced.static_params:
             return "static"
+        p = self.func.params
+        param = next(q for q in (*p.posonly_params, *p.params, *p.kwonly_params) if q.name.value == name)
+        if param.default is not None and not self.facts.is_array(param.default):
+            return "unknown"  # `init=0.0`: called without it, the carry starts as a Python scalar
         return "array" if self.traced.transformed else "unknown"
 
     def classify_value(self, value: cst.BaseExpression) -> str:

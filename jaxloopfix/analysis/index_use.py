@@ -31,6 +31,11 @@ VALUE_ARGS = frozenset(
      "cond", "switch"}
 )
 ARITH_BUILTINS = frozenset({"builtins.abs", "builtins.pow"})
+# jnp/lax functions that take the index as an index (or fold it into a key): no dtype effects.
+INDEX_ARGS = frozenset(
+    {"fold_in", "dynamic_index_in_dim", "dynamic_update_index_in_dim", "dynamic_slice_in_dim",
+     "dynamic_update_slice_in_dim", "dynamic_slice", "dynamic_update_slice", "take", "take_along_axis"}
+)
 
 
 @dataclass
@@ -97,15 +102,23 @@ class IndexUseChecker:
     def _classify(self, name: cst.Name, result: IndexUse) -> None:
         code = name.value
         node: cst.CSTNode = name
+        boolean = False  # a comparison of the index: a bool in both versions
         while True:
             parent = self.parsed.parent(node)
-            if isinstance(parent, (cst.UnaryOperation, cst.Comparison, cst.ComparisonTarget)):
+            if isinstance(parent, (cst.Comparison, cst.ComparisonTarget)):
+                boolean = True
+                node = parent
+                continue
+            if isinstance(parent, cst.UnaryOperation):
+                boolean = isinstance(parent.operator, cst.Not) and boolean
                 node = parent
                 continue
             if isinstance(parent, cst.BinaryOperation):
+                boolean = False
                 other = parent.right if parent.left is node else parent.left
                 if self.is_array(other):
-                    return  # the result is an array: traced in both versions
+                    self._value_use(code, result)
+                    return
                 node = parent
                 continue
             if isinstance(parent, cst.Element):
@@ -146,17 +159,28 @@ class IndexUseChecker:
             if isinstance(parent, cst.For):
                 result.refusal = f"the loop index `{code}` sets the trip count of an inner loop"
                 return
-            if isinstance(parent, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.Expr)):
-                return
-            if isinstance(parent, cst.Attribute):
+            if isinstance(parent, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+                if isinstance(parent, cst.AugAssign) and parent.value is node:
+                    self._value_use(code, result)  # `h += t`: combined with the target's value
+                return  # a name derived from the index: its own uses are checked
+            if isinstance(parent, (cst.Expr, cst.Attribute)):
                 return
             if isinstance(parent, cst.Arg):
-                self._argument(parent, code, result)
+                self._argument(parent, code, result, boolean)
                 return
             result.refusal = f"the loop index `{code}` is used as a Python value"
             return
 
-    def _argument(self, arg: cst.Arg, code: str, result: IndexUse) -> None:
+    def _value_use(self, code: str, result: IndexUse) -> None:
+        reason = (
+            f"the loop index `{code}` is used as a value: in the scan it is a traced int32, not a Python int, "
+            "so integer overflow past 2**31 and dtype promotion with low-precision arrays (bfloat16, int8) "
+            "can differ from the loop"
+        )
+        if reason not in result.unsafe_reasons:
+            result.unsafe_reasons.append(reason)
+
+    def _argument(self, arg: cst.Arg, code: str, result: IndexUse, boolean: bool) -> None:
         call = self.parsed.parent(arg)
         if not isinstance(call, cst.Call):
             result.refusal = f"the loop index `{code}` is used as a Python value"
@@ -166,6 +190,7 @@ class IndexUseChecker:
         position = next(i for i, a in enumerate(call.args) if a is arg)
         if qname is not None and qname.startswith("builtins."):
             if qname in ARITH_BUILTINS:
+                self._value_use(code, result)
                 return
             result.refusal = (
                 f"the loop index `{code}` is passed to `{qname.removeprefix('builtins.')}()`, "
@@ -180,11 +205,14 @@ class IndexUseChecker:
             if short in SHAPE_FIRST or (position > 0 and short not in VALUE_ARGS):
                 result.refusal = f"the loop index `{code}` is passed to `{short}` where a static value is needed"
                 return
+            if short not in INDEX_ARGS and not boolean:
+                self._value_use(code, result)
             return
         if isinstance(func, cst.Attribute):
             receiver = func.value
             if isinstance(receiver, cst.Subscript) and isinstance(receiver.value, cst.Attribute) and receiver.value.attr.value == "at":
-                return  # x.at[i].set(t)
+                self._value_use(code, result)  # x.at[i].set(t): the index becomes data
+                return
             if self.is_array(receiver):
                 result.refusal = f"the loop index `{code}` is passed to the array method `.{func.attr.value}()`, which may need a static value"
                 return

@@ -34,6 +34,7 @@ class Iteration:
     # (element name, array expression) for array/zip/enumerate loops.
     elements: list[tuple[str, cst.BaseExpression]] = field(default_factory=list)
     unsafe_reasons: list[str] = field(default_factory=list)
+    refusal: str | None = None
 
 
 def module_constants(parsed: ParsedModule) -> dict[str, int]:
@@ -88,6 +89,7 @@ class IterationAnalyzer:
             )
         }
         self._local_values = _local_assignments(traced.node)
+        self._loop: cst.For | None = None
 
     def qname(self, node: cst.BaseExpression) -> str | None:
         if isinstance(node, (cst.Name, cst.Attribute)):
@@ -112,7 +114,7 @@ class IterationAnalyzer:
             arg = expr.args[0].value
             if isinstance(arg, cst.Attribute) and arg.attr.value == "shape":
                 return TripCount("ndim")
-            return TripCount("shape") if self.facts.is_array(arg) else TripCount("container")
+            return TripCount("shape") if self._array(arg) else TripCount("container")
         if isinstance(expr, cst.Name):
             name = expr.value
             values = self._local_values.get(name)
@@ -155,7 +157,14 @@ class IterationAnalyzer:
         return TripCount("unknown")
 
     # -- iteration source ---------------------------------------------------------
+    def _array(self, expr: cst.BaseExpression) -> bool:
+        """Array evidence that holds at the loop being analysed."""
+        if self._loop is None:
+            return self.facts.is_array(expr)
+        return self.facts.is_array_before(expr, self._loop)
+
     def iteration(self, loop: cst.For) -> Iteration | None:
+        self._loop = loop
         it = loop.iter
         code = self.parsed.code(it)
         if isinstance(it, cst.Call):
@@ -174,7 +183,7 @@ class IterationAnalyzer:
                 return self._zip(loop.target, it, code)
             if name == "builtins.enumerate":
                 return self._enumerate(loop, it, code)
-        if isinstance(loop.target, cst.Name) and self.facts.is_array(it):
+        if isinstance(loop.target, cst.Name) and self._array(it):
             return Iteration("array", code, elements=[(loop.target.value, it)])
         return None
 
@@ -206,7 +215,9 @@ class IterationAnalyzer:
             trip = TripCount(next((t.kind for t in trips if t.value is None), "unknown"))
         if step < 0:
             if step != -1:
-                return None
+                iteration = Iteration("range", code, index=loop.target.value, bounds=None, trip=trip)
+                iteration.refusal = f"descending ranges are rewritten only with step -1 (this one steps by {step})"
+                return iteration
             # range(a, b, -1) == reversed(range(b + 1, a + 1))
             assert start is not None
             bounds = RangeBounds(_plus_one(stop), _plus_one(start), 1, reverse=True)
@@ -226,7 +237,7 @@ class IterationAnalyzer:
         names = [e.value for e in target.elements]
         if not all(isinstance(n, cst.Name) for n in names):
             return None
-        if not all(self.facts.is_array(a) for a in arrays):
+        if not all(self._array(a) for a in arrays):
             return None
         iteration = Iteration("zip", code, elements=[(n.value, a) for n, a in zip(names, arrays)])  # type: ignore[union-attr]
         if not strict and len(arrays) > 1:
@@ -253,7 +264,7 @@ class IterationAnalyzer:
         if start is not None and not isinstance(start, cst.Integer):
             return None
         source = positional[0].value
-        if isinstance(element, cst.Name) and self.facts.is_array(source):
+        if isinstance(element, cst.Name) and self._array(source):
             elements = [(element.value, source)]
             unsafe: list[str] = []
         elif isinstance(source, cst.Call) and self.qname(source.func) == "builtins.zip":

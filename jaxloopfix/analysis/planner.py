@@ -7,6 +7,8 @@ reported, with a refusal reason when no fix can be proven equivalent.
 
 from __future__ import annotations
 
+from functools import cached_property
+
 import libcst as cst
 
 from jaxloopfix.analysis.arrays import ArrayFacts
@@ -14,7 +16,7 @@ from jaxloopfix.analysis.body import body_refusal
 from jaxloopfix.analysis.dataflow import LoopDataflow, appended_list, contains
 from jaxloopfix.analysis.index_use import IndexUseChecker
 from jaxloopfix.analysis.loops import IterationAnalyzer, TripCount, _is_shape_index
-from jaxloopfix.analysis.names import assigned_names, block_flow, loads
+from jaxloopfix.analysis.names import assigned_names, block_flow, loads, stored_names
 from jaxloopfix.analysis.plan import Accumulator, Carry, LoopPlan, Sequence
 from jaxloopfix.analysis.source import ParsedModule
 from jaxloopfix.analysis.traced import TracedFunction
@@ -66,37 +68,69 @@ class LoopPlanner:
 
         if self._runs_structured_loop(loop):
             return None  # an outer loop (layers, stages) around a scan: already structured
-        if not isinstance(loop.body, cst.IndentedBlock):
-            plan.refusal = "the loop body is on the `for` line; put it on its own lines to get a fix"
-            return plan if self._has_array_evidence(iteration.elements, [], loop) else None
+        early = iteration.refusal
+        if early is None and not isinstance(loop.body, cst.IndentedBlock):
+            early = "the loop body is on the `for` line; put it on its own lines to get a fix"
+        if early is None and any(isinstance(n, cst.NamedExpr) for n in _walk(loop.iter)):
+            early = "the loop header has an assignment expression (`:=`)"
+        if early is not None:
+            evidence = bool(iteration.elements) or (
+                iteration.index is not None and self._indexes_array(loop, iteration.index)
+            )
+            if not evidence:
+                return None
+            plan.refusal = early
+            plan.bounds = None
+            if any(_append_target(s) for s in _walk(loop.body)):
+                plan.accumulators.append(_placeholder_accumulator("", loop))  # reported as JLF001
+            return plan
         body = list(loop.body.body)
         dataflow = LoopDataflow(self.parsed, self.traced, loop, self.facts)
 
         # Per-step reads `x[t]` of loop-invariant arrays.
         body_assigned = assigned_names(body)
         if iteration.index is not None and iteration.kind == "range":
-            plan.sequences = self._sequences(body, iteration.index, body_assigned)
+            # Slicing `x[a:b]` equals reading `x[t]` per step only when the range ends at x's own
+            # length: JAX clamps out-of-range reads, so other sequences keep dynamic reads `x[t]`.
+            plan.sequences = [
+                s for s in self._sequences(loop, iteration.index, body_assigned) if self._sliceable(plan, s)
+            ]
             for sequence in plan.sequences:
                 if not sequence.proven:
                     plan.unsafe_reasons.append(_maybe_array_reason(self.parsed.code(sequence.array)))
+                concrete = self._concrete_source(sequence.array)
+                if concrete:
+                    plan.unsafe_reasons.append(concrete)
         for name, array in iteration.elements:
             plan.sequences.append(Sequence(array=array, axis=0, param=name, whole=True))
 
         # Accumulators: lists that live outside the loop and get appended to.
         appends: dict[str, list[cst.SimpleStatementLine]] = {}
+        shared_line: str | None = None
         for statement in _all_statements(body):
             name = appended_list(statement)
             if name is not None and name not in body_assigned:
                 appends.setdefault(name, []).append(statement)  # type: ignore[arg-type]
+            elif isinstance(statement, cst.SimpleStatementLine) and len(statement.body) > 1:
+                for small in statement.body:
+                    target = _append_target(small)
+                    if target is not None and target not in body_assigned:
+                        appends.setdefault(target, []).append(statement)
+                        shared_line = shared_line or (
+                            f"`{target}.append(...)` shares a line with other statements; put it on its own line to get a fix"
+                        )
         accumulator_names = set(appends)
 
-        refusal = body_refusal(self.parsed, loop, loop_names, accumulator_names)
+        refusal = shared_line or body_refusal(self.parsed, loop, loop_names, accumulator_names)
         flow = block_flow(body, defined=set(loop_names))
         live = dataflow.live_after()
         for name in sorted(loop_names & live):
             refusal = refusal or f"the loop variable `{name}` is used after the loop"
 
         for name in sorted(accumulator_names, key=lambda n: self._first_position(appends[n][0])):
+            if any(appended_list(a) != name for a in appends[name]):
+                plan.accumulators.append(_placeholder_accumulator(name, appends[name][0]))
+                continue
             result = dataflow.accumulator(name, appends[name])
             if isinstance(result, str):
                 refusal = refusal or result
@@ -133,6 +167,13 @@ class LoopPlanner:
                 plan.unsafe_reasons.append(
                     f"cannot prove the initial value of `{name}` is an array with the shape and dtype the loop carries"
                 )
+            stability = self._carry_stability(name, value, body, plan, element_names)
+            if stability is not None:
+                kind_, reason_ = stability
+                if kind_ == "refuse":
+                    refusal = refusal or reason_
+                else:
+                    plan.unsafe_reasons.append(reason_)
             growth = self._growth(body, name)
             if growth:
                 refusal = refusal or f"the carry `{name}` changes shape every step (`{growth}`); `lax.scan` needs a fixed carry shape"
@@ -243,7 +284,7 @@ class LoopPlanner:
             seen = True
         return seen
 
-    def _sequences(self, body: list[cst.BaseStatement], index: str, body_assigned: set[str]) -> list[Sequence]:
+    def _sequences(self, loop: cst.For, index: str, body_assigned: set[str]) -> list[Sequence]:
         found: dict[tuple[str, int], Sequence] = {}
         facts = self.facts
 
@@ -254,10 +295,22 @@ class LoopPlanner:
             def visit_Lambda(self, node: cst.Lambda) -> bool:
                 return False
 
+            def visit_ListComp(self, node: cst.ListComp) -> bool:
+                return not _rebinds(node, index)
+
+            def visit_SetComp(self, node: cst.SetComp) -> bool:
+                return not _rebinds(node, index)
+
+            def visit_GeneratorExp(self, node: cst.GeneratorExp) -> bool:
+                return not _rebinds(node, index)
+
+            def visit_DictComp(self, node: cst.DictComp) -> bool:
+                return not _rebinds(node, index)
+
             def visit_Subscript(self, node: cst.Subscript) -> None:
                 if not isinstance(node.value, cst.Name) or node.value.value in body_assigned:
                     return
-                proven = facts.is_array(node.value)
+                proven = facts.is_array_before(node.value, loop)
                 if not proven and node.value.value not in facts.maybe_names:
                     return
                 axis = _index_axis(node, index)
@@ -268,9 +321,8 @@ class LoopPlanner:
                     found[key] = Sequence(array=node.value, axis=axis, param="", proven=proven)
                 found[key].reads.append(node)
 
-        for statement in body:
+        for statement in loop.body.body:  # type: ignore[union-attr]
             statement.visit(Walk())
-        # Subscripts used as assignment targets are not reads.
         return list(found.values())
 
     def _bind_reads(self, plan: LoopPlan, body: list[cst.BaseStatement], flow, live: set[str], carries: set[str]) -> None:
@@ -302,19 +354,60 @@ class LoopPlanner:
                     sequence.param = target
                     break
             if not sequence.param:
-                base = f"{self.parsed.code(sequence.array)}_t"
-                sequence.param = base
+                sequence.param = self._fresh(f"{self.parsed.code(sequence.array)}_t", taken)
             taken.add(sequence.param)
-            sequence.whole = self._covers_whole(plan, sequence)
 
-    def _covers_whole(self, plan: LoopPlan, sequence: Sequence) -> bool:
+    @cached_property
+    def _visible_names(self) -> frozenset[str]:
+        """Names the function's code can see or uses: its own, and the module's globals."""
+        names: set[str] = set(self.parsed.module_names)
+
+        class Walk(cst.CSTVisitor):
+            def visit_Name(self, node: cst.Name) -> None:
+                names.add(node.value)
+
+        self.traced.node.visit(Walk())
+        return frozenset(names)
+
+    def _fresh(self, base: str, taken: set[str]) -> str:
+        """A name used nowhere in the module (so a step parameter never shadows a name the body reads)."""
+        used = self._visible_names | taken
+        candidate, n = base, 1
+        while candidate in used:
+            candidate = f"{base}_{n}"
+            n += 1
+        return candidate
+
+    def _sliceable(self, plan: LoopPlan, sequence: Sequence) -> bool:
         bounds = plan.bounds
         if bounds is None:
             return False
         sequence.stop_is_length = self._is_length(bounds.stop, sequence)
-        return bounds.start is None and bounds.step == 1 and sequence.stop_is_length
+        start_ok = bounds.start is None or (
+            (value := self.iterations.trip_count(bounds.start).value) is not None and value >= 0
+        )
+        sequence.whole = bounds.start is None and bounds.step == 1 and sequence.stop_is_length
+        return sequence.stop_is_length and start_ok
 
-    def _is_length(self, stop: cst.BaseExpression, sequence: Sequence) -> bool:
+    def _concrete_source(self, array: cst.BaseExpression) -> str | None:
+        """A reason when the sequence may be a concrete (NumPy or global) array: its elements are
+        Python-usable constants in the loop but traced values in a scan."""
+        if not isinstance(array, cst.Name):
+            return None
+        name = array.value
+        if name in self.iterations._params:
+            return None
+        values = self.iterations._local_values.get(name)
+        if values is None:
+            return f"`{name}` is not an argument or local array; if it is a concrete NumPy array, its elements become traced in the scan"
+        for value in values:
+            if isinstance(value, cst.Call) and isinstance(value.func, (cst.Name, cst.Attribute)):
+                qname = self.parsed.qualified_name(value.func) or ""
+                if qname.startswith("numpy."):
+                    return f"`{name}` is a NumPy array; its elements are constants in the loop but traced in the scan"
+        return None
+
+    def _is_length(self, stop: cst.BaseExpression, sequence: Sequence) -> bool:  # noqa: C901
         """Whether `stop` is the length of `sequence` along its axis."""
         name = self.parsed.code(sequence.array)
         candidates = {f"len({name})"} if sequence.axis == 0 else set()
@@ -344,6 +437,55 @@ class LoopPlanner:
                         if isinstance(element.value, cst.Name) and element.value.value == var:
                             return i == axis
         return False
+
+    def _carry_stability(
+        self,
+        name: str,
+        init: cst.BaseExpression | None,
+        body: list[cst.BaseStatement],
+        plan: LoopPlan,
+        element_names: list[str],
+    ) -> tuple[str, str] | None:
+        """Cheap checks that the carry keeps its pytree type, dtype and shape across steps."""
+        updates = self._assigned_values(body, name)
+        if isinstance(init, (cst.Tuple, cst.List, cst.Dict)):
+            for value in updates:
+                if isinstance(value, (cst.Tuple, cst.List, cst.Dict)) and type(value) is not type(init):
+                    kinds = {cst.Tuple: "tuple", cst.List: "list", cst.Dict: "dict"}
+                    return "refuse", (
+                        f"the carry `{name}` starts as a {kinds[type(init)]} but the loop assigns a "
+                        f"{kinds[type(value)]}; `lax.scan` needs the same pytree structure on every step"
+                    )
+        if init is None or not isinstance(init, cst.Call):
+            return None
+        per_step = {s.param for s in plan.sequences} | set(element_names)
+        per_step_arrays = {self.parsed.code(s.array) for s in plan.sequences}
+        if _integer_array(self.parsed, init):
+            for value in updates:
+                if _may_leave_integers(value, per_step):
+                    return "unsafe", (
+                        f"the carry `{name}` starts with an integer dtype; cannot prove every step keeps it "
+                        "integer (`lax.scan` needs the same dtype on every step)"
+                    )
+        if _zero_dimensional(self.parsed, init):
+            for value in updates:
+                if _broadcasts_per_step(self.parsed, value, per_step, per_step_arrays):
+                    return "unsafe", (
+                        f"the carry `{name}` starts as a 0-d scalar; cannot prove every step keeps it 0-d "
+                        "(adding a per-step slice would broadcast it, which `lax.scan` rejects)"
+                    )
+        return None
+
+    def _assigned_values(self, body: list[cst.BaseStatement], name: str) -> list[cst.BaseExpression]:
+        values: list[cst.BaseExpression] = []
+        for statement in _all_statements(body):
+            if isinstance(statement, cst.SimpleStatementLine):
+                for small in statement.body:
+                    if isinstance(small, cst.Assign) and any(name in stored_names(t.target) for t in small.targets):
+                        values.append(small.value)
+                    elif isinstance(small, cst.AugAssign) and name in stored_names(small.target):
+                        values.append(cst.BinaryOperation(small.target, cst.Add(), small.value))
+        return values
 
     def _growth(self, body: list[cst.BaseStatement], name: str) -> str | None:
         for statement in _all_statements(body):
@@ -401,12 +543,22 @@ class LoopPlanner:
 
 def _maybe_array_reason(name: str) -> str:
     return (
-        f"cannot prove `{name}` is an array rather than a list of arrays (lax.scan would not slice a list); "
+        f"cannot prove `{name}` is an array rather than a list of arrays (a scan slices or indexes it as an array); "
         f"annotate it as `jax.Array` to make this fix safe"
     )
 
 
-def _placeholder_accumulator(name: str, append: cst.SimpleStatementLine) -> Accumulator:
+def _append_target(node: cst.CSTNode) -> str | None:
+    """`name` for an `name.append(...)` expression statement."""
+    if not (isinstance(node, cst.Expr) and isinstance(node.value, cst.Call)):
+        return None
+    func = node.value.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "append" and isinstance(func.value, cst.Name):
+        return func.value.value
+    return None
+
+
+def _placeholder_accumulator(name: str, append: cst.CSTNode) -> Accumulator:
     """An accumulator that cannot be rewritten; kept so the rule knows the loop accumulates."""
     return Accumulator(name=name, init=append, append=append, value=None, finisher=None)  # type: ignore[arg-type]
 
@@ -435,6 +587,102 @@ def _index_axis(node: cst.Subscript, index: str) -> int | None:
         else:
             return None
     return axis
+
+
+REDUCTIONS = frozenset(
+    {"sum", "mean", "max", "min", "prod", "dot", "vdot", "norm", "std", "var", "all", "any", "logsumexp",
+     "argmax", "argmin", "median", "trace", "det"}
+)
+
+
+def _integer_array(parsed: ParsedModule, call: cst.Call) -> bool:
+    """`jnp.zeros(..., dtype=jnp.int32)`, `jnp.array(0)`, `jnp.arange(n)`: an integer-typed array."""
+    qname = parsed.qualified_name(call.func) if isinstance(call.func, (cst.Name, cst.Attribute)) else None
+    if qname is None or not qname.startswith("jax.numpy."):
+        return False
+    short = qname.rsplit(".", 1)[-1]
+    for arg in call.args:
+        text = parsed.code(arg.value)
+        if (arg.keyword is not None and arg.keyword.value == "dtype") or short in {"zeros", "ones", "full", "empty"} and arg is not call.args[0]:
+            if any(word in text for word in ("int", "bool")):
+                return True
+    if short in {"array", "asarray"} and call.args and isinstance(call.args[0].value, cst.Integer):
+        return not any(a.keyword is not None and a.keyword.value == "dtype" for a in call.args)
+    if short == "arange" and not any(isinstance(a.value, cst.Float) or a.keyword is not None for a in call.args):
+        return True
+    return short in {"int8", "int16", "int32", "int64", "uint8", "uint32", "bool_"}
+
+
+def _may_leave_integers(value: cst.BaseExpression, per_step: set[str]) -> bool:
+    for node in _walk(value):
+        if isinstance(node, cst.Float) or isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide):
+            return True
+        if isinstance(node, cst.Name) and node.value in per_step:
+            return True
+        if isinstance(node, cst.Subscript):
+            return True  # a read of some array: its dtype is unknown
+    return False
+
+
+def _zero_dimensional(parsed: ParsedModule, call: cst.Call) -> bool:
+    qname = parsed.qualified_name(call.func) if isinstance(call.func, (cst.Name, cst.Attribute)) else None
+    if qname is None or not qname.startswith("jax.numpy."):
+        return False
+    short = qname.rsplit(".", 1)[-1]
+    if not call.args:
+        return False
+    first = call.args[0].value
+    if short in {"zeros", "ones", "empty", "full"}:
+        return isinstance(first, (cst.Tuple, cst.List)) and not first.elements
+    if short in {"array", "asarray", "float32", "float64", "float16", "bfloat16", "int32", "int64"}:
+        return isinstance(first, (cst.Integer, cst.Float)) or (
+            isinstance(first, cst.UnaryOperation) and isinstance(first.expression, (cst.Integer, cst.Float))
+        )
+    return False
+
+
+def _broadcasts_per_step(parsed: ParsedModule, value: cst.BaseExpression, per_step: set[str], arrays: set[str]) -> bool:
+    """Whether a per-step slice reaches the value other than through a reduction."""
+    if isinstance(value, cst.Name):
+        return value.value in per_step
+    if isinstance(value, cst.Subscript):
+        return parsed.code(value.value) in arrays or _broadcasts_per_step(parsed, value.value, per_step, arrays)
+    if isinstance(value, cst.Call):
+        func = value.func
+        short = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        if short in REDUCTIONS:
+            return False
+        receiver = [func.value] if isinstance(func, cst.Attribute) else []
+        return any(_broadcasts_per_step(parsed, a.value, per_step, arrays) for a in value.args) or any(
+            _broadcasts_per_step(parsed, r, per_step, arrays) for r in receiver if not isinstance(r, cst.Name) or r.value in per_step
+        )
+    if isinstance(value, cst.BinaryOperation):
+        return _broadcasts_per_step(parsed, value.left, per_step, arrays) or _broadcasts_per_step(parsed, value.right, per_step, arrays)
+    if isinstance(value, cst.UnaryOperation):
+        return _broadcasts_per_step(parsed, value.expression, per_step, arrays)
+    return False
+
+
+def _walk(node: cst.CSTNode) -> list[cst.CSTNode]:
+    out: list[cst.CSTNode] = []
+
+    class Walk(cst.CSTVisitor):
+        def on_visit(self, inner: cst.CSTNode) -> bool:
+            out.append(inner)
+            return True
+
+    node.visit(Walk())
+    return out
+
+
+def _rebinds(node: cst.BaseComp, name: str) -> bool:
+    """Whether a comprehension binds `name` itself (its `name` is not the loop's)."""
+    for_in: cst.CompFor | None = node.for_in
+    while for_in is not None:
+        if name in stored_names(for_in.target):
+            return True
+        for_in = for_in.inner_for_in
+    return False
 
 
 def _all_statements(body: list[cst.BaseStatement]) -> list[cst.CSTNode]:

@@ -94,6 +94,25 @@ class ParsedModule:
         return self.module.code_for_node(node)
 
     @cached_property
+    def all_names(self) -> frozenset[str]:
+        """Every identifier in the module: generated names must avoid all of them."""
+        names: set[str] = set()
+
+        class Walk(cst.CSTVisitor):
+            def visit_Name(self, node: cst.Name) -> None:
+                names.add(node.value)
+
+        self.module.visit(Walk())
+        return frozenset(names)
+
+    @cached_property
+    def module_names(self) -> frozenset[str]:
+        """Names bound at module level (functions, classes, imports, globals)."""
+        from jaxloopfix.analysis.names import assigned_names
+
+        return frozenset(assigned_names(self.module.body))
+
+    @cached_property
     def lines(self) -> list[str]:
         return self.text.splitlines(keepends=True)
 

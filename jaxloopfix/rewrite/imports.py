@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import libcst as cst
 from libcst.codemod import CodemodContext
@@ -48,10 +48,19 @@ def module_aliases(module: cst.Module) -> dict[str, str]:
 class ImportPlan:
     """Decides the spelling of `jax.lax` and `jax.numpy` in generated code, and the imports to add."""
 
-    def __init__(self, module: cst.Module, taken: set[str]) -> None:
+    def __init__(
+        self,
+        module: cst.Module,
+        taken: set[str],
+        local: set[str] = frozenset(),  # type: ignore[assignment]
+        fresh: Callable[..., str] | None = None,
+    ) -> None:
         self.aliases = module_aliases(module)
         self.taken = taken
+        self.local = local  # names the function binds itself: they shadow module imports
+        self.fresh = fresh
         self.to_add: list[tuple[str, str | None, str | None]] = []
+        self._chosen: dict[str, str] = {}
 
     def lax(self) -> str:
         return self._ref("jax.lax", ("jax", "lax", None), "lax")
@@ -59,18 +68,33 @@ class ImportPlan:
     def jnp(self) -> str:
         return self._ref("jax.numpy", ("jax.numpy", None, "jnp"), "jnp")
 
+    def _visible(self, alias: str) -> bool:
+        return alias.split(".", 1)[0] not in self.local
+
     def _ref(self, qualified: str, add: tuple[str, str | None, str | None], local: str) -> str:
-        if qualified in self.aliases:
+        if qualified in self._chosen:
+            return self._chosen[qualified]
+        choice = self._choose(qualified, add, local)
+        self._chosen[qualified] = choice
+        return choice
+
+    def _choose(self, qualified: str, add: tuple[str, str | None, str | None], local: str) -> str:
+        if qualified in self.aliases and self._visible(self.aliases[qualified]):
             return self.aliases[qualified]
         if local not in self.taken:
-            if add not in self.to_add:
-                self.to_add.append(add)
+            self.to_add.append(add)
             return local
-        if "jax" in self.aliases:
-            return f"{self.aliases['jax']}.{qualified.split('.', 1)[1]}"
-        if ("jax", None, None) not in self.to_add:
-            self.to_add.append(("jax", None, None))
-        return qualified
+        jax = self.aliases.get("jax")
+        if jax is not None and self._visible(jax):
+            return f"{jax}.{qualified.split('.', 1)[1]}"
+        # Every spelling is taken or shadowed: import under a fresh alias.
+        alias = self.fresh(f"jax_{local}") if self.fresh else f"jax_{local}"
+        module, obj, _ = add
+        if obj is None:
+            self.to_add.append((module, None, alias))
+        else:
+            self.to_add.append((module, obj, alias))
+        return alias
 
     def apply(self, module: cst.Module) -> cst.Module:
         if not self.to_add:

@@ -18,7 +18,17 @@ from jaxloopfix.analysis.source import ParsedModule
 from jaxloopfix.rewrite.imports import ImportPlan
 
 
-def _all_names(module: cst.Module) -> set[str]:
+def _params(func: cst.FunctionDef) -> list[cst.Param]:
+    p = func.params
+    out = [*p.posonly_params, *p.params, *p.kwonly_params]
+    if isinstance(p.star_arg, cst.Param):
+        out.append(p.star_arg)
+    if p.star_kwarg is not None:
+        out.append(p.star_kwarg)
+    return out
+
+
+def _all_names(module: cst.CSTNode) -> set[str]:
     names: set[str] = set()
 
     class Walk(cst.CSTVisitor):
@@ -71,9 +81,13 @@ class ScanRenderer:
         self.parsed = parsed
         self.plan = plan
         self.module = parsed.module
-        taken = _all_names(parsed.module)
+        function_names = _all_names(plan.function.node)
+        taken = set(parsed.module_names) | function_names
         self.namer = _Namer(taken)
-        self.imports = ImportPlan(parsed.module, taken)
+        local = set(assigned_names(plan.function.node.body.body)) | {
+            p.name.value for p in _params(plan.function.node)
+        }
+        self.imports = ImportPlan(parsed.module, taken, local, self.namer.fresh)
         self.config = parsed.module.config_for_parsing
 
     def code(self, node: cst.CSTNode) -> str:

@@ -55,5 +55,5 @@ class ScanCarryOnly(Rule):
 
     def check(self, context: FileContext) -> Iterator[Diagnostic]:
         for plan in context.loop_plans:
-            if not plan.accumulates and plan.carries:
+            if not plan.accumulates and (plan.carries or plan.refusal):
                 yield loop_diagnostic(context, plan, self.code)

@@ -1,0 +1,160 @@
+"""Programs that once received a wrong safe fix: each is now fixed correctly, downgraded, or refused."""
+
+from __future__ import annotations
+
+import pytest
+
+from fixture_tools import load_module
+from jaxloopfix.config import Settings
+from jaxloopfix.engine import apply_fixes, lint_text
+
+jax = pytest.importorskip("jax")
+jnp = pytest.importorskip("jax.numpy")
+np = pytest.importorskip("numpy")
+
+H = "import jax\nimport jax.numpy as jnp\n\n"
+
+# name -> (source, function, inputs): a safe fix must exist and compute the same values.
+EQUAL = {
+    "generated_name_collides_with_body_local": (
+        H + "@jax.jit\ndef f(xs):\n    h = jnp.ones(3)\n    outs = []\n    for t in range(xs.shape[0]):\n"
+        "        xs_t = jnp.tanh(h)\n        h = h + xs[t] * xs_t\n        outs.append(h)\n    return jnp.stack(outs)\n",
+        "f", lambda: (jnp.arange(15.0).reshape(5, 3) / 10,),
+    ),
+    "generated_name_shadows_outer_local": (
+        H + "@jax.jit\ndef f(xs):\n    xs_t = xs * 2.0\n    h = jnp.zeros(3)\n    outs = []\n"
+        "    for t in range(xs.shape[0]):\n        h = h + xs[t] * xs_t[0]\n        outs.append(h)\n    return jnp.stack(outs)\n",
+        "f", lambda: (jnp.arange(9.0).reshape(3, 3) / 10,),
+    ),
+    "same_array_two_axes": (
+        H + "@jax.jit\ndef f(A):\n    h = jnp.zeros(A.shape[0])\n    outs = []\n    for t in range(A.shape[0]):\n"
+        "        h = 0.5 * h + A[t] - A[:, t]\n        outs.append(h)\n    return jnp.stack(outs)\n",
+        "f", lambda: (jnp.arange(9.0).reshape(3, 3),),
+    ),
+    "comprehension_rebinds_index": (
+        H + "@jax.jit\ndef f(xs):\n    h = jnp.zeros(3)\n    outs = []\n    for t in range(xs.shape[0]):\n"
+        "        h = h + xs[t] + sum([xs[t] for t in range(2)])\n        outs.append(h)\n    return jnp.stack(outs)\n",
+        "f", lambda: (jnp.arange(15.0).reshape(5, 3) / 10,),
+    ),
+    "range_may_be_empty": (
+        H + "@jax.jit\ndef f(xs):\n    h = jnp.zeros(xs.shape[1:])\n    for t in range(xs.shape[0] - 10):\n"
+        "        h = 0.5 * h + xs[t]\n    return h\n",
+        "f", lambda: (jnp.arange(24.0).reshape(8, 3),),
+    ),
+    "static_trip_count_beyond_array_clamps": (
+        H + "from functools import partial\n\n@partial(jax.jit, static_argnums=1)\ndef f(xs, n):\n"
+        "    h = jnp.zeros(xs.shape[1:])\n    for t in range(n):\n        h = 0.5 * h + xs[t]\n    return h\n",
+        "f", lambda: (jnp.arange(24.0).reshape(8, 3), 10),
+    ),
+    "parameter_shadows_lax_import": (
+        H + "from jax import lax\n\n@jax.jit\ndef f(xs, lax=0.5):\n    h = jnp.zeros(3)\n    outs = []\n"
+        "    for t in range(xs.shape[0]):\n        h = h * lax + xs[t]\n        outs.append(h)\n    return jnp.stack(outs)\n",
+        "f", lambda: (jnp.arange(15.0).reshape(5, 3) / 10,),
+    ),
+    "lax_and_jax_names_taken": (
+        "import jax.numpy as jnp\nfrom jax import jit\n\nlax = 'not jax'\n\n@jit\ndef g(xs):\n    jax = 2.0\n"
+        "    h = jnp.zeros(2)\n    for t in range(xs.shape[0]):\n        h = h * jax + xs[t]\n    return h\n",
+        "g", lambda: (jnp.arange(6.0).reshape(3, 2),),
+    ),
+}
+
+# name -> (source, expected reason fragment): no safe fix may be offered.
+NOT_SAFE = {
+    "index_arithmetic_overflows_int32": (
+        H + "@jax.jit\ndef f(xs):\n    h = jnp.zeros(xs.shape[1:])\n    outs = []\n    for t in range(xs.shape[0]):\n"
+        "        h = h + xs[t] * ((t * t * 100000) / 1e9)\n        outs.append(h)\n    return jnp.stack(outs)\n",
+        "used as a value",
+    ),
+    "index_promotes_int8": (
+        H + "@jax.jit\ndef f(xs):\n    outs = []\n    for t in range(xs.shape[0]):\n"
+        "        outs.append(xs[t].astype(jnp.int8) + t)\n    return jnp.stack(outs)\n",
+        "used as a value",
+    ),
+    "gradient_returns_a_list": (
+        H + "@jax.jit\ndef f(frames):\n    grads = []\n    for t in range(frames.shape[0]):\n"
+        "        grads.append(jnp.gradient(frames[t]))\n    return jnp.array(grads)\n",
+        "single array",
+    ),
+    "numpy_sequence_used_statically": (
+        H + "import numpy as np\n\n@jax.jit\ndef f(x):\n    widths = np.array([1, 2, 3])\n    total = jnp.zeros(())\n"
+        "    for i in range(widths.shape[0]):\n        total = total + x[:widths[i]].sum()\n    return total\n",
+        "NumPy",
+    ),
+    "scalar_default_argument_carry": (
+        H + "@jax.jit\ndef ema(xs, init=0.0):\n    h = init\n    outs = []\n    for t in range(xs.shape[0]):\n"
+        "        h = 0.9 * h + 0.1 * xs[t]\n        outs.append(h)\n    return jnp.stack(outs)\n",
+        "initial value of `h`",
+    ),
+    "integer_carry_gets_floats": (
+        H + "@jax.jit\ndef f(xs):\n    c = jnp.zeros(xs.shape[1:], dtype=jnp.int32)\n    outs = []\n"
+        "    for t in range(xs.shape[0]):\n        c = c + xs[t]\n        outs.append(c)\n    return jnp.stack(outs)\n",
+        "integer dtype",
+    ),
+    "scalar_carry_broadcast_by_slices": (
+        H + "@jax.jit\ndef f(xs):\n    s = jnp.zeros(())\n    outs = []\n    for t in range(xs.shape[0]):\n"
+        "        s = s * 0.5 + xs[t]\n        outs.append(s)\n    return jnp.stack(outs)\n",
+        "0-d",
+    ),
+    "tuple_carry_repacked_as_list": (
+        H + "@jax.jit\ndef f(xs):\n    state = (jnp.zeros(3), jnp.zeros(3))\n    for t in range(xs.shape[0]):\n"
+        "        h, c = state\n        c = c + xs[t]\n        h = h + c\n        state = [h, c]\n    return state\n",
+        "pytree structure",
+    ),
+    "append_shares_a_line": (
+        H + "@jax.jit\ndef f(xs):\n    h = jnp.ones(3)\n    outs = []\n    for t in range(xs.shape[0]):\n"
+        "        h = jnp.tanh(h + xs[t]); outs.append(h)\n    return jnp.stack(outs)\n",
+        "own line",
+    ),
+    "one_line_body": (
+        H + "@jax.jit\ndef f(xs):\n    h = jnp.ones(3)\n    for t in range(xs.shape[0]): h = jnp.tanh(h + xs[t])\n    return h\n",
+        "on the `for` line",
+    ),
+    "descending_step_two": (
+        H + "@jax.jit\ndef g(xs):\n    h = jnp.zeros(3)\n    outs = []\n    for t in range(xs.shape[0] - 1, -1, -2):\n"
+        "        h = h * 0.5 + xs[t]\n        outs.append(h)\n    return jnp.stack(outs)\n",
+        "step -1",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EQUAL))
+def test_safe_fix_computes_the_same(name, tmp_path):
+    source, function, inputs = EQUAL[name]
+    diagnostics = lint_text(source, "t.py", Settings())
+    assert diagnostics and all(d.fix and d.fix.applicability.value == "safe" for d in diagnostics)
+    fixed, remaining, count = apply_fixes(source, "t.py", Settings())
+    assert count == len(diagnostics) and remaining == []
+    (tmp_path / "a.py").write_text(source)
+    (tmp_path / "b.py").write_text(fixed)
+    expected = getattr(load_module(tmp_path / "a.py", f"regress_a_{name}"), function)(*inputs())
+    actual = getattr(load_module(tmp_path / "b.py", f"regress_b_{name}"), function)(*inputs())
+    assert np.shape(expected) == np.shape(actual) and np.asarray(expected).dtype == np.asarray(actual).dtype
+    np.testing.assert_allclose(np.asarray(actual), np.asarray(expected), rtol=2e-5, atol=2e-6)
+
+
+@pytest.mark.parametrize("name", sorted(NOT_SAFE))
+def test_no_safe_fix(name):
+    source, reason = NOT_SAFE[name]
+    diagnostics = lint_text(source, "t.py", Settings())
+    assert diagnostics, "the loop must still be reported"
+    for diagnostic in diagnostics:
+        assert diagnostic.fix is None or diagnostic.fix.applicability.value == "unsafe"
+    texts = [(d.no_fix_reason or "") + (d.fix.message if d.fix else "") for d in diagnostics]
+    assert any(reason in text for text in texts), texts
+    assert apply_fixes(source, "t.py", Settings())[2] == 0
+
+
+def test_pytree_annotation_is_not_an_array():
+    source = (
+        H + "from jaxtyping import PyTree, Float, Array\n\n@jax.jit\n"
+        "def mlp(weights: PyTree[Float[Array, 'd d']], x):\n    for W in weights:\n        x = jnp.tanh(x @ W)\n    return x\n"
+    )
+    assert lint_text(source, "t.py", Settings()) == []
+
+
+def test_list_argument_stacked_only_after_the_loop_is_not_scanned():
+    source = (
+        H + "@jax.jit\ndef f(xs):\n    h = jnp.zeros(3)\n    hs = []\n    for t in range(len(xs)):\n"
+        "        h = h * 0.5 + xs[t]\n        hs.append(h)\n    xs = jnp.stack(xs)\n    return jnp.stack(hs), xs.sum()\n"
+    )
+    assert apply_fixes(source, "t.py", Settings())[2] == 0
