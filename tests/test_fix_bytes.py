@@ -55,3 +55,16 @@ def test_comments_inside_the_body_move_into_the_step(tmp_path):
     fixed = _fix(tmp_path, text.encode()).decode()
     for comment in ("# collected states", "# loop over time", "# this step's input", "# update", "# keep it"):
         assert comment in fixed, comment
+
+
+def test_comments_inside_dropped_code_are_kept(tmp_path):
+    text = (
+        "import jax\nimport jax.numpy as jnp\n\n\n@jax.jit\ndef f(xs: jax.Array):\n    h = jnp.zeros(3)\n"
+        "    outs = []\n    for t in range(  # the time axis\n            xs.shape[0]):\n"
+        "        h = h * 0.5 + xs[t]\n        outs.append(  # collected\n            h)\n"
+        "    res = jnp.stack(  # stacked\n        outs)\n    return res\n"
+    )
+    fixed = _fix(tmp_path, text.encode()).decode()
+    assert "lax.scan" in fixed
+    for comment in ("# the time axis", "# collected", "# stacked"):
+        assert fixed.count(comment) == 1, comment

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -166,7 +167,7 @@ class IterationAnalyzer:
     def iteration(self, loop: cst.For) -> Iteration | None:
         self._loop = loop
         it = loop.iter
-        code = self.parsed.code(it)
+        code = _one_line(self.parsed.code(it))
         if isinstance(it, cst.Call):
             name = self.qname(it.func)
             if name == "builtins.reversed" and len(it.args) == 1 and isinstance(it.args[0].value, cst.Call):
@@ -277,6 +278,14 @@ class IterationAnalyzer:
         return Iteration(
             "enumerate", code, index=index.value, index_start=start, elements=elements, unsafe_reasons=unsafe
         )
+
+
+def _one_line(code: str) -> str:
+    """A loop header as one line for messages: comments dropped, whitespace collapsed."""
+    if "\n" in code or "#" in code:
+        code = re.sub(r"#[^\n]*", "", code)
+        code = " ".join(code.split()).replace("( ", "(").replace(" )", ")")
+    return code
 
 
 def _arith(op: cst.BaseBinaryOp, a: int, b: int) -> int | None:

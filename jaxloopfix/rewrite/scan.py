@@ -239,6 +239,15 @@ class ScanRenderer:
         carry_target = _pack(carries) if carries else unused
         ys_target = _pack([a.name for a in plan.accumulators]) if plan.accumulators else unused
         scan_statement = self.statement(f"{carry_target}, {ys_target} = {lax}.scan({', '.join(args)})\n")
+        # Comments inside code that the rewrite drops (the loop header, append calls, finishers)
+        # are kept as own-line comments above the scan call.
+        dropped = [loop.iter, *(a.append.body[0] for a in plan.accumulators), *(a.finisher for a in plan.accumulators)]
+        kept = {id(c) for a in plan.accumulators for c in _comments(a.value)}  # stay with `y = value`
+        moved = [
+            cst.EmptyLine(indent=True, comment=c) for node in dropped for c in _comments(node) if id(c) not in kept
+        ]
+        if moved:
+            scan_statement = scan_statement.with_changes(leading_lines=moved)
 
         finishers = {id(a.finisher): self.finisher_replacement(a) for a in plan.accumulators}
         inits = {id(a.init) for a in plan.accumulators}
@@ -254,6 +263,17 @@ class ScanRenderer:
         if accumulator.axis != 0:
             expr = f"{self.imports.jnp()}.moveaxis({expr}, 0, {accumulator.axis})"
         return cst.parse_expression(expr, config=self.config)
+
+
+def _comments(node: cst.CSTNode) -> list[cst.Comment]:
+    found: list[cst.Comment] = []
+
+    class Walk(cst.CSTVisitor):
+        def visit_Comment(self, comment: cst.Comment) -> None:
+            found.append(comment)
+
+    node.visit(Walk())
+    return found
 
 
 def _pack(items: list[str]) -> str:
