@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from jaxloopfix.analysis.names import parameters
 from jaxloopfix.analysis.source import ParsedModule
 
 ARRAY_MODULES = ("jax.numpy.", "jax.lax.", "jax.nn.", "jax.random.", "jax.scipy.")
@@ -104,8 +105,7 @@ class ArrayFacts:
         self.maybe_names: set[str] = (set(traced_params or ()) - self.names) - self._containers
 
     def _collect(self) -> None:
-        params = self.func.params
-        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        for param in parameters(self.func, stars=False):
             if param.annotation is not None and is_array_annotation(self.parsed, param.annotation.annotation):
                 self.names.add(param.name.value)
                 self.first_evidence[param.name.value] = -1

@@ -10,7 +10,7 @@ from __future__ import annotations
 import libcst as cst
 
 from jaxloopfix.analysis.arrays import ArrayFacts
-from jaxloopfix.analysis.names import assigned_names, loads, stored_names
+from jaxloopfix.analysis.names import assigned_names, loads, parameters, stored_names
 from jaxloopfix.analysis.plan import Accumulator
 from jaxloopfix.analysis.source import ParsedModule
 from jaxloopfix.analysis.traced import TracedFunction
@@ -115,8 +115,7 @@ class LoopDataflow:
         return self._param_kind(name), None
 
     def _is_param(self, name: str) -> bool:
-        p = self.func.params
-        return name in {q.name.value for q in (*p.posonly_params, *p.params, *p.kwonly_params)}
+        return name in {q.name.value for q in parameters(self.func, stars=False)}
 
     def _param_kind(self, name: str) -> str:
         """A parameter: traced arguments of a transformed function are arrays (or pytrees of them)."""
@@ -126,8 +125,7 @@ class LoopDataflow:
             return "unknown"
         if name in self.traced.static_params:
             return "static"
-        p = self.func.params
-        param = next(q for q in (*p.posonly_params, *p.params, *p.kwonly_params) if q.name.value == name)
+        param = next(q for q in parameters(self.func, stars=False) if q.name.value == name)
         if param.default is not None and not self.facts.is_array(param.default):
             return "unknown"  # `init=0.0`: called without it, the carry starts as a Python scalar
         return "array" if self.traced.transformed else "unknown"

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from jaxloopfix.analysis.arrays import ArrayFacts
-from jaxloopfix.analysis.names import stored_names
+from jaxloopfix.analysis.names import parameters, stored_names
 from jaxloopfix.analysis.plan import RangeBounds
 from jaxloopfix.analysis.source import ParsedModule
 from jaxloopfix.analysis.traced import TracedFunction
@@ -81,14 +81,7 @@ class IterationAnalyzer:
         self.traced = traced
         self.facts = facts
         self.constants = constants
-        self._params = {
-            p.name.value
-            for p in (
-                *traced.node.params.posonly_params,
-                *traced.node.params.params,
-                *traced.node.params.kwonly_params,
-            )
-        }
+        self._params = {p.name.value for p in parameters(traced.node, stars=False)}
         self._local_values = _local_assignments(traced.node)
         self._loop: cst.For | None = None
 

@@ -77,7 +77,7 @@ class _Loads(cst.CSTVisitor):
         return False
 
     def visit_Lambda(self, node: cst.Lambda) -> bool:
-        self._bound.append({p.name.value for p in _params(node.params)})
+        self._bound.append({p.name.value for p in parameters(node)})
         node.body.visit(self)
         self._bound.pop()
         return False
@@ -120,10 +120,10 @@ class _Loads(cst.CSTVisitor):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         for decorator in node.decorators:
             decorator.visit(self)
-        for param in _params(node.params):
+        for param in parameters(node):
             if param.default is not None:
                 param.default.visit(self)
-        local = {p.name.value for p in _params(node.params)} | assigned_names(node.body.body)
+        local = {p.name.value for p in parameters(node)} | assigned_names(node.body.body)
         self._bound.append(local)
         node.body.visit(self)
         self._bound.pop()
@@ -135,8 +135,12 @@ class _Loads(cst.CSTVisitor):
         return False
 
 
-def _params(params: cst.Parameters) -> list[cst.Param]:
+def parameters(func: cst.FunctionDef | cst.Lambda | cst.Parameters, *, stars: bool = True) -> list[cst.Param]:
+    """Every parameter of a function (positional-only, regular, keyword-only, then `*args`/`**kwargs`)."""
+    params = func if isinstance(func, cst.Parameters) else func.params
     out = [*params.posonly_params, *params.params, *params.kwonly_params]
+    if not stars:
+        return out
     if isinstance(params.star_arg, cst.Param):
         out.append(params.star_arg)
     if params.star_kwarg is not None:

@@ -16,7 +16,7 @@ from jaxloopfix.analysis.body import body_refusal
 from jaxloopfix.analysis.dataflow import LoopDataflow, appended_list, contains
 from jaxloopfix.analysis.index_use import IndexUseChecker
 from jaxloopfix.analysis.loops import IterationAnalyzer, TripCount, _is_shape_index
-from jaxloopfix.analysis.names import assigned_names, block_flow, loads, stored_names
+from jaxloopfix.analysis.names import assigned_names, block_flow, loads, parameters, stored_names
 from jaxloopfix.analysis.plan import Accumulator, Carry, LoopPlan, Sequence
 from jaxloopfix.analysis.source import ParsedModule
 from jaxloopfix.analysis.traced import TracedFunction
@@ -36,9 +36,8 @@ class LoopPlanner:
     def __init__(self, parsed: ParsedModule, traced: TracedFunction, constants: dict[str, int], min_trip_count: int) -> None:
         self.parsed = parsed
         self.traced = traced
-        params = traced.node.params
         traced_params = (
-            {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)} - traced.static_params
+            {p.name.value for p in parameters(traced.node, stars=False)} - traced.static_params
             if traced.transformed
             else set()
         )

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from jaxloopfix.analysis.names import parameters
 from jaxloopfix.analysis.source import ParsedModule
 
 # Qualified names of transforms whose function argument is traced.
@@ -219,7 +220,7 @@ class TracedFinder:
 
     def _mark(self, func: cst.FunctionDef, reason: str | Callable[[], str], transform: _Transform) -> None:
         params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
-        static = set(transform.static_names) & {p.name.value for p in _all_params(func)}
+        static = set(transform.static_names) & {p.name.value for p in parameters(func)}
         for num in transform.static_nums:
             if -len(params) <= num < len(params):
                 static.add(params[num])
@@ -258,16 +259,6 @@ class TracedFinder:
             if isinstance(statement, cst.FunctionDef) and statement.name.value == attr.attr.value:
                 return statement
         return None
-
-
-def _all_params(func: cst.FunctionDef) -> list[cst.Param]:
-    p = func.params
-    out = [*p.posonly_params, *p.params, *p.kwonly_params]
-    if isinstance(p.star_arg, cst.Param):
-        out.append(p.star_arg)
-    if p.star_kwarg is not None:
-        out.append(p.star_kwarg)
-    return out
 
 
 def _short(code: str, limit: int = 60) -> str:

@@ -12,20 +12,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from jaxloopfix.analysis.names import assigned_names, loads
+from jaxloopfix.analysis.names import assigned_names, loads, parameters
 from jaxloopfix.analysis.plan import Accumulator, LoopPlan, Sequence
 from jaxloopfix.analysis.source import ParsedModule
 from jaxloopfix.rewrite.imports import ImportPlan
-
-
-def _params(func: cst.FunctionDef) -> list[cst.Param]:
-    p = func.params
-    out = [*p.posonly_params, *p.params, *p.kwonly_params]
-    if isinstance(p.star_arg, cst.Param):
-        out.append(p.star_arg)
-    if p.star_kwarg is not None:
-        out.append(p.star_kwarg)
-    return out
 
 
 def _all_names(module: cst.CSTNode) -> set[str]:
@@ -85,7 +75,7 @@ class ScanRenderer:
         taken = set(parsed.module_names) | function_names
         self.namer = _Namer(taken)
         local = set(assigned_names(plan.function.node.body.body)) | {
-            p.name.value for p in _params(plan.function.node)
+            p.name.value for p in parameters(plan.function.node)
         }
         self.imports = ImportPlan(parsed.module, taken, local, self.namer.fresh)
         self.config = parsed.module.config_for_parsing
