@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jaxloopfix.config import Settings
+from jaxloopfix.verify.runner import VerifyOptions
 from jaxloopfix.diagnostics import Diagnostic, FileError, Location
 from jaxloopfix.engine import ParseError, apply_fixes, lint_text
 from jaxloopfix.files import (
@@ -50,8 +51,12 @@ def check_source(
     fix: bool = False,
     unsafe: bool = False,
     write: bool = True,
+    verify: VerifyOptions | None = None,
 ) -> FileResult:
     """Lint (and with `fix`, fix) one already-read source.
+
+    With `verify`, only fixes of functions that `jaxloopfix verify` finds equivalent are
+    applied; the others are reported as warnings with the reason.
 
     With `write`, changed text is written back atomically; when that is refused
     (the file changed on disk meanwhile) or fails, nothing is written, the error is
@@ -64,7 +69,14 @@ def check_source(
         if not fix:
             result.diagnostics = lint_text(source.text, filename, settings)
             return result
-        new_text, remaining, count = apply_fixes(source.text, filename, settings, unsafe=unsafe)
+        accept = None
+        if verify is not None:
+            from jaxloopfix.verify.gate import gate_fixes
+
+            gate = gate_fixes(source.path, source.text, settings, verify, unsafe=unsafe)
+            settings, accept = gate.settings, gate.accept
+            result.warnings.extend(gate.notes)
+        new_text, remaining, count = apply_fixes(source.text, filename, settings, unsafe=unsafe, accept=accept)
         if new_text == source.text:
             result.diagnostics = remaining
             return result
@@ -97,6 +109,7 @@ def check_file(
     fix: bool = False,
     unsafe: bool = False,
     write: bool = True,
+    verify: VerifyOptions | None = None,
 ) -> FileResult:
     """Read, lint, fix and write one file; problems become errors/warnings on the result."""
     try:
@@ -105,7 +118,7 @@ def check_file(
         return FileResult(filename=str(path), warnings=[exc.file_error])
     except SourceError as exc:
         return FileResult(filename=str(path), errors=[exc.file_error])
-    return check_source(source, settings, fix=fix, unsafe=unsafe, write=write)
+    return check_source(source, settings, fix=fix, unsafe=unsafe, write=write, verify=verify)
 
 
 def check_paths(
@@ -115,6 +128,7 @@ def check_paths(
     fix: bool = False,
     unsafe: bool = False,
     write: bool = True,
+    verify: VerifyOptions | None = None,
 ) -> list[FileResult]:
     """`check_file` over everything `paths` expands to, in a stable order.
 
@@ -123,7 +137,9 @@ def check_paths(
     """
     found = discover(paths, settings)
     results = [FileResult(filename=error.filename, errors=[error]) for error in found.errors]
-    results.extend(check_file(path, settings, fix=fix, unsafe=unsafe, write=write) for path in found.files)
+    results.extend(
+        check_file(path, settings, fix=fix, unsafe=unsafe, write=write, verify=verify) for path in found.files
+    )
     return results
 
 

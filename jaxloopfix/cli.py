@@ -62,6 +62,8 @@ def main() -> None:
     show_envvar=True,
     help="How to print diagnostics.",
 )
+@click.option("--verify", "verify_fixes", is_flag=True, help="With --fix: apply only fixes that `verify` finds equivalent on JAX.")
+@click.option("--tune-unroll", is_flag=True, help="With --fix --verify: measure unroll in {1,2,4,8,16} and write the best.")
 @click.option("--exit-zero", is_flag=True, help="Exit with 0 even when diagnostics remain.")
 @click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit with 1 when any fix was applied.")
 @click.option("--statistics", is_flag=True, help="Print counts per rule instead of each diagnostic.")
@@ -89,8 +91,12 @@ def check(
     statistics: bool,
     stdin_filename: str | None,
     config: Path | None,
+    verify_fixes: bool = False,
+    tune_unroll: bool = False,
 ) -> None:
     """Check PATHS (default: the current directory) for loops unrolled under a JAX trace."""
+    if (verify_fixes or tune_unroll) and not fix:
+        raise click.UsageError("--verify and --tune-unroll apply to --fix")
     output_format = output_format.lower()
     use_stdin = [str(p) for p in paths] == ["-"] or (stdin_filename is not None and not paths)
     if not use_stdin and any(str(p) == "-" for p in paths):
@@ -115,8 +121,11 @@ def check(
             output_format=output_format, statistics=statistics, rule_names=names,
         )
     else:
+        from jaxloopfix.verify.runner import VerifyOptions
+
+        verify = VerifyOptions(tune_unroll=tune_unroll) if verify_fixes or tune_unroll else None
         results = api.check_paths(
-            list(paths) or [Path(".")], settings, fix=fix or diff, unsafe=unsafe_fixes, write=not diff
+            list(paths) or [Path(".")], settings, fix=fix or diff, unsafe=unsafe_fixes, write=not diff, verify=verify
         )
         outcome = _finish(
             results, diff=diff, unsafe=unsafe_fixes, output_format=output_format,
@@ -284,6 +293,94 @@ def _fail(message: str) -> NoReturn:
 
 
 # --------------------------------------------------------------------------- rule
+
+
+@main.command(context_settings=_CONTEXT)
+@click.argument("targets", nargs=-1, required=True)
+@click.option("--example", metavar="MODULE:FUNCTION", help="Input factory returning (args, kwargs) for the function.")
+@click.option("--unsafe-fixes", is_flag=True, help="Also verify unsafe fixes.")
+@click.option("--grad/--no-grad", default=True, show_default=True, help="Also compare gradients.")
+@click.option("--x64", is_flag=True, help="Compare in float64 (jax_enable_x64).")
+@click.option("--lengths", default="5,9", show_default=True, help="Sequence lengths to try (synthesized/annotated inputs).")
+@click.option("--measure/--no-measure", default=True, show_default=True, help="Time both versions and count program size.")
+@click.option("--tune-unroll", is_flag=True, help="Measure lax.scan unroll in {1,2,4,8,16} on these inputs.")
+@click.option("--timeout", default=300.0, show_default=True, help="Seconds per function before giving up.")
+@click.option("--strict", is_flag=True, help="Exit 2 when a function could not be verified (no inputs found).")
+@click.option(
+    "--output-format", type=click.Choice(["full", "json"], case_sensitive=False), default="full", show_default=True
+)
+@click.option("--config", type=click.Path(path_type=Path, dir_okay=False), help="pyproject.toml to read settings from.")
+def verify(
+    targets: tuple[str, ...],
+    example: str | None,
+    unsafe_fixes: bool,
+    grad: bool,
+    x64: bool,
+    lengths: str,
+    measure: bool,
+    tune_unroll: bool,
+    timeout: float,
+    strict: bool,
+    output_format: str,
+    config: Path | None,
+) -> None:
+    """Run original and rewritten functions on JAX and compare them (FILE or FILE::FUNCTION).
+
+    Exit codes: 0 every function equivalent, 1 a mismatch, 2 errors (import failures,
+    exceptions, timeouts; unverified functions with --strict)."""
+    try:
+        settings = _settings(config)
+    except ConfigError as exc:
+        _fail(f"error: {exc}")
+    try:
+        seq_lengths = tuple(int(v) for v in lengths.split(",") if v.strip())
+    except ValueError:
+        raise click.UsageError("--lengths takes comma-separated integers") from None
+    if example is not None and ":" not in example:
+        raise click.UsageError("--example takes MODULE:FUNCTION")
+
+    from jaxloopfix.engine import ParseError
+    from jaxloopfix.files import SourceError, read_source
+    from jaxloopfix.report.verify import write_verify_full, write_verify_json
+    from jaxloopfix.verify.gate import verify_file
+    from jaxloopfix.verify.runner import VerifyOptions
+
+    options = VerifyOptions(
+        lengths=seq_lengths or (5, 9), grad=grad, x64=x64, measure=measure, tune_unroll=tune_unroll, timeout=timeout
+    )
+    results: list[tuple[str, dict]] = []
+    errors = False
+    from rich.progress import Progress
+
+    with Progress(transient=True, disable=not sys.stderr.isatty()) as progress:
+        task = progress.add_task("verifying", total=None)
+        for spec in targets:
+            file_part, _, function = spec.partition("::")
+            path = Path(file_part)
+            try:
+                source = read_source(path, max_file_size=settings.max_file_size)
+                found = verify_file(
+                    path, source.text, settings, options, unsafe=unsafe_fixes, function=function or None,
+                    factory=example, progress=lambda label: progress.update(task, description=f"verifying {label}"),
+                )
+            except (SourceError, ParseError) as exc:
+                message = getattr(exc, "message", None) or str(exc)
+                sys.stderr.write(f"{path}: error: {message}\n")
+                errors = True
+                continue
+            if not found:
+                sys.stderr.write(f"{path}: nothing to verify (no fixable loop)\n")
+            results.extend((f"{path}::{name}", result) for name, result in found)
+    if output_format.lower() == "json":
+        write_verify_json(results, sys.stdout)
+    else:
+        write_verify_full(results, sys.stdout)
+    statuses = [r.get("status") for _, r in results]
+    if "mismatch" in statuses:
+        sys.exit(EXIT_DIAGNOSTICS)
+    if errors or "error" in statuses or (strict and "unverified" in statuses):
+        sys.exit(EXIT_ERROR)
+    sys.exit(EXIT_OK)
 
 
 @main.command(context_settings=_CONTEXT)

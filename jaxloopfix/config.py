@@ -35,6 +35,12 @@ class Settings:
     # A loop with a literal trip count below this is left alone: unrolling it is cheap.
     min_trip_count: int = 8
     max_file_size: int = 10 * 1024 * 1024
+    # `lax.scan(..., unroll=k)` in generated code: a project default, and per-function choices
+    # written by `verify --tune-unroll` (function name -> k).
+    scan_unroll: int = 1
+    unroll_overrides: tuple[tuple[str, int], ...] = ()
+    # `verify` input factories: "module:function" of the code -> "module:function" returning (args, kwargs).
+    examples: tuple[tuple[str, str], ...] = ()
     project_root: Path | None = None
     config_file: Path | None = field(default=None, compare=False)
 
@@ -58,6 +64,9 @@ class Settings:
             if _match(rel, pattern) or any(fnmatch.fnmatch(p, pattern) for p in parts):
                 return True
         return False
+
+    def unroll_for(self, function: str) -> int:
+        return dict(self.unroll_overrides).get(function, self.scan_unroll)
 
     def relative(self, filename: str) -> str:
         path = Path(filename)
@@ -114,7 +123,7 @@ def load_settings(pyproject: Path | None) -> Settings:
 def settings_from_table(table: dict, root: Path | None, source: Path | None = None) -> Settings:
     known = {
         "select", "ignore", "extend-select", "exclude", "extend-exclude", "per-file-ignores",
-        "extra-traced-decorators", "min-trip-count", "max-file-size",
+        "extra-traced-decorators", "min-trip-count", "max-file-size", "unroll", "examples",
     }
     unknown = set(table) - known
     if unknown:
@@ -146,4 +155,14 @@ def settings_from_table(table: dict, root: Path | None, source: Path | None = No
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise ConfigError(f"`{key}` must be a non-negative integer")
             settings = replace(settings, **{key.replace("-", "_"): value})
+    if "unroll" in table:
+        value = table["unroll"]
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ConfigError("`unroll` must be a positive integer")
+        settings = replace(settings, scan_unroll=value)
+    if "examples" in table:
+        value = table["examples"]
+        if not isinstance(value, dict) or not all(isinstance(v, str) and ":" in v for v in value.values()):
+            raise ConfigError('`examples` must be a table of "module:function" = "module:factory"')
+        settings = replace(settings, examples=tuple(value.items()))
     return settings

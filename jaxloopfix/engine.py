@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import libcst as cst
 
@@ -89,15 +90,24 @@ def _applicable(diagnostic: Diagnostic, unsafe: bool) -> bool:
     return fix is not None and (fix.applicability is Applicability.SAFE or unsafe)
 
 
-def apply_fixes(text: str, filename: str, settings: Settings, *, unsafe: bool = False) -> tuple[str, list[Diagnostic], int]:
-    """Apply fixes until none applies; overlapping fixes wait for the next pass."""
+def apply_fixes(
+    text: str,
+    filename: str,
+    settings: Settings,
+    *,
+    unsafe: bool = False,
+    accept: Callable[[Diagnostic], bool] | None = None,
+) -> tuple[str, list[Diagnostic], int]:
+    """Apply fixes until none applies; overlapping fixes wait for the next pass.
+
+    `accept` restricts which diagnostics may be fixed (e.g. only verified functions)."""
     applied = 0
     for _ in range(MAX_FIX_PASSES):
         diagnostics = lint_text(text, filename, settings)
         chosen: list[Edit] = []
         count = 0
         for diagnostic in diagnostics:
-            if not _applicable(diagnostic, unsafe):
+            if not _applicable(diagnostic, unsafe) or (accept is not None and not accept(diagnostic)):
                 continue
             edits = diagnostic.fix.edits  # type: ignore[union-attr]
             if overlaps(edits, chosen):

@@ -67,9 +67,10 @@ class _ReplaceReads(cst.CSTTransformer):
 
 
 class ScanRenderer:
-    def __init__(self, parsed: ParsedModule, plan: LoopPlan) -> None:
+    def __init__(self, parsed: ParsedModule, plan: LoopPlan, unroll: int = 1) -> None:
         self.parsed = parsed
         self.plan = plan
+        self.unroll = unroll
         self.module = parsed.module
         function_names = _all_names(plan.function.node)
         taken = set(parsed.module_names) | function_names
@@ -224,6 +225,8 @@ class ScanRenderer:
             args.append(f"length={self.length_expr()}")
         if plan.bounds is not None and plan.bounds.reverse:
             args.append("reverse=True")
+        if self.unroll != 1:
+            args.append(f"unroll={self.unroll}")
         function_names = {n.value for n in loads(plan.function.node.body)}
         unused = "_" if "_" not in function_names else self.namer.fresh("unused")
         carry_target = _pack(carries) if carries else unused

@@ -68,13 +68,15 @@ def loop_diagnostic(context: FileContext, plan: LoopPlan, code: str) -> Diagnost
         fix=fix,
         no_fix_reason=reason,
         traced_reason=f"`{plan.function.name}` is traced: {plan.function.reason}",
+        extra={"function": plan.function.name},
     )
 
 
 def render_fix(context: FileContext, plan: LoopPlan) -> tuple[Fix | None, str | None]:
     """The fix for a plan, or the reason none could be rendered."""
     try:
-        module = ScanRenderer(context.parsed, plan).render()
+        unroll = context.settings.unroll_for(plan.function.name)
+        module = ScanRenderer(context.parsed, plan, unroll).render()
         new_text = module.code
         cst.parse_module(new_text)  # the rewrite must itself parse
     except Exception as exc:  # a rendering bug must never cost the diagnostic

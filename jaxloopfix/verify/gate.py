@@ -1,0 +1,62 @@
+"""`check --fix --verify`: let through only the fixes whose functions verified equivalent."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from jaxloopfix.config import Settings
+from jaxloopfix.diagnostics import Diagnostic, FileError
+from jaxloopfix.verify.runner import VerifyOptions, run_target
+from jaxloopfix.verify.targets import collect_targets
+
+
+@dataclass
+class FixGate:
+    accept: Callable[[Diagnostic], bool]
+    settings: Settings
+    notes: list[FileError] = field(default_factory=list)
+    results: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def verify_file(
+    path: Path,
+    text: str,
+    settings: Settings,
+    options: VerifyOptions,
+    *,
+    unsafe: bool = False,
+    function: str | None = None,
+    factory: str | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> list[tuple[str, dict[str, Any]]]:
+    """(function, worker result) for every function with fixable loops in `path`."""
+    unrolls = (1, 2, 4, 8, 16) if options.tune_unroll else (1,)
+    out = []
+    for target in collect_targets(path, text, settings, function=function, unsafe=unsafe, unrolls=unrolls, factory=factory):
+        if progress is not None:
+            progress(target.label)
+        out.append((target.function, run_target(target, options)))
+    return out
+
+
+def gate_fixes(path: Path, text: str, settings: Settings, options: VerifyOptions, *, unsafe: bool) -> FixGate:
+    verified: set[str] = set()
+    overrides: list[tuple[str, int]] = []
+    gate = FixGate(accept=lambda d: d.extra.get("function") in verified, settings=settings)
+    for function, result in verify_file(path, text, settings, options, unsafe=unsafe):
+        gate.results[function] = result
+        if result.get("status") == "equivalent":
+            verified.add(function)
+            choice = (result.get("unroll") or {}).get("choice")
+            if isinstance(choice, int) and choice != 1:
+                overrides.append((function, choice))
+        else:
+            gate.notes.append(
+                FileError(str(path), f"`{function}` left unfixed: verify says {result.get('status')}: {result.get('message', '')}")
+            )
+    if overrides:
+        gate.settings = replace(settings, unroll_overrides=tuple(overrides))
+    return gate

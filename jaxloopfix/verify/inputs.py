@@ -1,0 +1,483 @@
+"""Find inputs to run a function on: a user factory, its annotations, or shapes synthesized from how it uses its parameters.
+
+Runs inside the worker subprocess (it imports jax). Annotation and synthesis
+build *templates* first (shapes with the sequence length left open), check
+them with `jax.eval_shape` on the original function, and only then make
+concrete arrays, one case per sequence length. Every non-time dimension gets
+the same size `D` so that matrix products line up however the parameters are
+combined, and `D` differs from every length so a scan over the wrong axis shows
+up as a shape error instead of passing by coincidence.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import itertools
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator
+
+D = 4  # the shared feature size
+SEED = 0
+MAX_CANDIDATES = 64
+MAX_DICT_OPTIONS = 16
+FLOAT_SCALAR = 0.9
+ANNOTATED_FLOAT = 0.5
+TIME_NAMES = frozenset(
+    {"t", "time", "times", "seq", "seq_len", "seqlen", "l", "len", "length", "steps", "n_steps", "num_steps", "timesteps"}
+)
+
+
+@dataclass
+class Case:
+    """One way to call the function: positional args, keyword args, and which positions must stay static under jit."""
+
+    label: str
+    args: tuple
+    kwargs: dict
+    static_argnums: tuple[int, ...] = ()
+
+
+class InputError(Exception):
+    """User code failed while producing inputs (the factory raised or returned something unusable)."""
+
+
+# ---------------------------------------------------------------- templates
+
+
+@dataclass(frozen=True)
+class ArrayT:
+    """An array whose shape entries are ints or expressions in `T` (the sequence length)."""
+
+    shape: tuple
+    dtype: str = "float32"
+
+
+@dataclass(frozen=True)
+class StaticT:
+    """A Python value passed as is; `value == "T"` stands for the sequence length."""
+
+    value: Any
+
+
+@dataclass(frozen=True)
+class KeyT:
+    """A PRNG key."""
+
+
+@dataclass(frozen=True)
+class DictT:
+    items: tuple  # ((key, template), ...)
+
+
+Template = ArrayT | StaticT | KeyT | DictT
+
+
+def _dim(entry: int | str, length: int) -> int:
+    return entry if isinstance(entry, int) else int(eval(entry, {"__builtins__": {}}, {"T": length}))
+
+
+def _abstract(t: Template, length: int):
+    """The value `jax.eval_shape` sees: arrays as ShapeDtypeStruct, Python values as themselves."""
+    import jax
+    import jax.numpy as jnp
+
+    if isinstance(t, ArrayT):
+        return jax.ShapeDtypeStruct(tuple(_dim(e, length) for e in t.shape), jnp.dtype(t.dtype))
+    if isinstance(t, KeyT):
+        return jax.eval_shape(lambda: jax.random.PRNGKey(SEED))
+    if isinstance(t, DictT):
+        return {k: _abstract(v, length) for k, v in t.items}
+    return length if t.value == "T" else t.value
+
+
+def _concrete(t: Template, length: int, counter: Iterator[int]):
+    """Fixed-seed values, so the original and the rewrite (and reruns) see the same numbers."""
+    import jax
+    import jax.numpy as jnp
+
+    if isinstance(t, ArrayT):
+        shape = tuple(_dim(e, length) for e in t.shape)
+        key = jax.random.fold_in(jax.random.PRNGKey(SEED), next(counter))
+        dtype = jnp.dtype(t.dtype)
+        if jnp.issubdtype(dtype, jnp.floating):
+            return jax.random.normal(key, shape, dtype) * jnp.asarray(0.5, dtype)
+        if jnp.issubdtype(dtype, jnp.integer):
+            return jax.random.randint(key, shape, 0, D, dtype)
+        if dtype == jnp.bool_:
+            return jax.random.bernoulli(key, 0.5, shape)
+        return jax.random.normal(key, shape).astype(dtype)
+    if isinstance(t, KeyT):
+        return jax.random.PRNGKey(SEED)
+    if isinstance(t, DictT):
+        return {k: _concrete(v, length, counter) for k, v in t.items}
+    return length if t.value == "T" else t.value
+
+
+# ---------------------------------------------------------------- parameters
+
+
+@dataclass
+class Param:
+    name: str
+    positional: bool
+    has_default: bool
+    annotation: Any = inspect.Parameter.empty
+    spec: dict = field(default_factory=dict)
+
+
+def python_function(fn: Callable) -> Callable:
+    """The plain Python function under jax.jit / functools.wraps layers (they keep it as `__wrapped__`)."""
+    try:
+        return inspect.unwrap(fn)
+    except Exception:
+        return fn
+
+
+def _resolve_annotation(ann: Any, globals_: dict) -> Any:
+    """String annotations (`from __future__ import annotations`) evaluated in the function's module, else unusable."""
+    if not isinstance(ann, str):
+        return ann
+    try:
+        return eval(ann, dict(globals_))
+    except Exception:
+        return inspect.Parameter.empty
+
+
+def parameters(fn: Callable, signature: list[dict]) -> list[Param]:
+    """Merge the runtime signature (order, kinds, defaults, annotations) with the parent's static ParamSpecs."""
+    specs = {s.get("name"): s for s in signature or []}
+    raw = python_function(fn)
+    try:
+        sig = inspect.signature(raw)
+    except (TypeError, ValueError):
+        return [Param(s["name"], True, bool(s.get("has_default")), spec=s) for s in signature or []]
+    globals_ = getattr(raw, "__globals__", {})
+    params = []
+    for p in sig.parameters.values():
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            continue
+        params.append(
+            Param(
+                p.name,
+                p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD),
+                p.default is not p.empty,
+                _resolve_annotation(p.annotation, globals_),
+                specs.get(p.name, {"name": p.name, "kind": "unknown"}),
+            )
+        )
+    return params
+
+
+def _required(params: list[Param]) -> list[Param]:
+    """Parameters we must pass; those with defaults keep them."""
+    return [p for p in params if not p.has_default]
+
+
+def _call_templates(params: list[Param], templates: list[Template]) -> tuple[tuple, dict]:
+    args = tuple(t for p, t in zip(params, templates) if p.positional)
+    kwargs = {p.name: t for p, t in zip(params, templates) if not p.positional}
+    return args, kwargs
+
+
+def _static_positions(args: tuple) -> tuple[int, ...]:
+    """Positions holding Python ints/bools/strings/None (sizes, trip counts, flags): static under jit."""
+    return tuple(i for i, a in enumerate(args) if _is_static_value(a))
+
+
+def _is_static_value(value: Any) -> bool:
+    if isinstance(value, (bool, int, str, type(None))):
+        return True
+    return isinstance(value, tuple) and all(isinstance(v, (bool, int)) for v in value)
+
+
+def _template_static(t: Template) -> bool:
+    return isinstance(t, StaticT) and not isinstance(t.value, float)
+
+
+# ---------------------------------------------------------------- checking and building
+
+
+def eval_shape_ok(fn: Callable, args: tuple, kwargs: dict) -> str | None:
+    """Trace `fn` abstractly with array leaves as ShapeDtypeStruct and Python values closed over; None if it works."""
+    import jax
+
+    flat, treedef = jax.tree_util.tree_flatten((args, kwargs))
+    dynamic = [i for i, leaf in enumerate(flat) if isinstance(leaf, jax.ShapeDtypeStruct)]
+
+    def call(*values):
+        leaves = list(flat)
+        for i, v in zip(dynamic, values):
+            leaves[i] = v
+        a, k = jax.tree_util.tree_unflatten(treedef, leaves)
+        return fn(*a, **k)
+
+    try:
+        jax.eval_shape(call, *[flat[i] for i in dynamic])
+    except Exception as exc:  # any failure means "not these shapes"
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+def _fits(fn: Callable, params: list[Param], templates: list[Template], lengths: list[int]) -> bool:
+    args, kwargs = _call_templates(params, templates)
+    for length in lengths:
+        a = tuple(_abstract(t, length) for t in args)
+        k = {n: _abstract(t, length) for n, t in kwargs.items()}
+        if eval_shape_ok(fn, a, k) is not None:
+            return False
+    return True
+
+
+def _cases(params: list[Param], templates: list[Template], lengths: list[int]) -> list[Case]:
+    args_t, kwargs_t = _call_templates(params, templates)
+    static = tuple(i for i, t in enumerate(args_t) if _template_static(t))
+    cases = []
+    for length in lengths:
+        counter = itertools.count()
+        args = tuple(_concrete(t, length, counter) for t in args_t)
+        kwargs = {n: _concrete(t, length, counter) for n, t in kwargs_t.items()}
+        cases.append(Case(f"T={length}", args, kwargs, static))
+    return cases
+
+
+# ---------------------------------------------------------------- 1. factory
+
+
+def from_factory(target: str) -> list[Case]:
+    """Import and call `module:function`; it returns (args, kwargs) or a list of such pairs."""
+    module_name, _, attr = target.partition(":")
+    if not module_name or not attr:
+        raise InputError(f"input factory {target!r} is not of the form 'module:function'")
+    factory = importlib.import_module(module_name)
+    for part in attr.split("."):
+        factory = getattr(factory, part)
+    produced = factory()
+    pairs = [produced] if _is_pair(produced) else produced
+    if not isinstance(pairs, (list, tuple)) or not all(_is_pair(p) for p in pairs):
+        raise InputError(f"input factory {target} must return (args, kwargs) or a list of (args, kwargs) pairs")
+    cases = []
+    for i, (args, kwargs) in enumerate(pairs):
+        args = tuple(args)
+        label = "factory" if len(pairs) == 1 else f"factory[{i}]"
+        cases.append(Case(label, args, dict(kwargs or {}), _static_positions(args)))
+    return cases
+
+
+def _is_pair(value: Any) -> bool:
+    return (
+        isinstance(value, (tuple, list))
+        and len(value) == 2
+        and isinstance(value[0], (tuple, list))
+        and isinstance(value[1], (dict, type(None)))
+    )
+
+
+# ---------------------------------------------------------------- 2. annotations
+
+
+def _dim_entry(token: str) -> int | str | None:
+    """One jaxtyping dimension: a number, the time axis `T`, an expression in those, or None for variadic dims."""
+    if token == "..." or token.startswith("*"):
+        return None
+    token = token.lstrip("#_?")
+    if token.isdigit():
+        return int(token)
+    if re.fullmatch(r"\w+", token):
+        return "T" if token.lower() in TIME_NAMES else D
+    expr = re.sub(r"[A-Za-z_]\w*", lambda m: "T" if m.group(0).lower() in TIME_NAMES else str(D), token)
+    return expr
+
+
+def _annotation_dtype(ann: Any, x64: bool) -> str:
+    names = [str(d) for d in (getattr(ann, "dtypes", None) or [])]
+    if not names and getattr(ann, "dtype", None) is not None:
+        names = [str(getattr(ann.dtype, "__name__", ann.dtype))]
+    preferred = ["float64", "float32"] if x64 else ["float32", "float64"]
+    for name in preferred + ["int32", "int64", "bool", "bool_", "uint32"]:
+        if name in names:
+            return "bool" if name == "bool_" else name
+    return names[0] if names and _valid_dtype(names[0]) else ("float64" if x64 else "float32")
+
+
+def _valid_dtype(name: str) -> bool:
+    import jax.numpy as jnp
+
+    try:
+        jnp.dtype(name)
+    except Exception:
+        return False
+    return True
+
+
+def _is_plain_array_annotation(ann: Any) -> bool:
+    import jax
+    import numpy as np
+
+    return any(ann is a for a in (jax.Array, np.ndarray, getattr(jax.numpy, "ndarray", None)) if a is not None)
+
+
+def annotation_template(ann: Any, spec: dict, x64: bool) -> Template | None:
+    """A template from a runtime annotation, or None if the annotation tells us nothing usable."""
+    dim_str = getattr(ann, "dim_str", None)
+    if isinstance(dim_str, str):
+        entries = [_dim_entry(tok) for tok in dim_str.split()]
+        return ArrayT(tuple(e for e in entries if e is not None), _annotation_dtype(ann, x64))
+    if _is_plain_array_annotation(ann):
+        return _array_options(spec, x64)[0]
+    if ann is float:
+        return StaticT(ANNOTATED_FLOAT)
+    if ann is int:
+        return StaticT(D if spec.get("role") == "size" else "T")
+    return None
+
+
+def from_annotations(fn: Callable, params: list[Param], lengths: list[int], x64: bool) -> list[Case] | None:
+    """Inputs from annotations when every required parameter is annotated or a static int/scalar/key; None otherwise."""
+    required = _required(params)
+    templates, annotated = [], 0
+    for p in required:
+        t = None if p.annotation is inspect.Parameter.empty else annotation_template(p.annotation, p.spec, x64)
+        if t is not None:
+            annotated += 1
+        elif p.spec.get("kind") in ("static_int", "scalar", "key"):
+            t = _options(p.spec, x64)[0]
+        else:
+            return None
+        templates.append(t)
+    if not annotated or not _fits(fn, required, templates, lengths):
+        return None
+    return _cases(required, templates, lengths)
+
+
+# ---------------------------------------------------------------- 3. synthesis
+
+
+def _float_dtype(x64: bool) -> str:
+    return "float64" if x64 else "float32"
+
+
+def _shape(rank: int, time_axis: int | None) -> tuple | None:
+    """Rank `rank` with T at `time_axis` and D elsewhere; None if the axis does not exist at that rank."""
+    shape = [D] * rank
+    if time_axis is not None:
+        axis = time_axis if time_axis >= 0 else rank + time_axis
+        if not 0 <= axis < rank:
+            return None
+        shape[axis] = "T"
+    return tuple(shape)
+
+
+def _array_options(spec: dict, x64: bool) -> list[Template]:
+    time_axis = spec.get("time_axis")
+    min_rank = max(int(spec.get("min_rank") or 0), 1)
+    base = max(min_rank, (time_axis + 1) if isinstance(time_axis, int) and time_axis >= 0 else 1)
+    ranks = [r for r in spec.get("rank_hints") or [] if r >= min_rank] + [base, base + 1]
+    shapes = [_shape(r, time_axis) for r in dict.fromkeys(ranks)]
+    return [ArrayT(s, _float_dtype(x64)) for s in shapes if s is not None]
+
+
+def _dict_options(spec: dict, x64: bool) -> list[Template]:
+    keys = spec.get("keys") or {}
+    per_key = [(k, _options(v, x64)) for k, v in keys.items()]
+    sizes = [len(opts) for _, opts in per_key]
+    return [
+        DictT(tuple((k, opts[i]) for (k, opts), i in zip(per_key, combo)))
+        for combo in ranked_product(sizes, MAX_DICT_OPTIONS)
+    ]
+
+
+def _options(spec: dict, x64: bool) -> list[Template]:
+    """Candidate templates for one parameter, most likely first."""
+    kind = spec.get("kind", "unknown")
+    if kind == "array":
+        return _array_options(spec, x64)
+    if kind == "dict":
+        return _dict_options(spec, x64)
+    if kind == "static_int":
+        role = spec.get("role")
+        return [StaticT("T")] if role == "trip" else [StaticT(D)] if role == "size" else [StaticT("T"), StaticT(D)]
+    if kind == "scalar":
+        return [StaticT(FLOAT_SCALAR)]
+    if kind == "key":
+        return [KeyT()]
+    time_axis = spec.get("time_axis")
+    arrays = [_shape(r, time_axis) for r in (1, 2)]
+    return [ArrayT(s, _float_dtype(x64)) for s in arrays if s is not None] + [StaticT(FLOAT_SCALAR)]
+
+
+def ranked_product(sizes: list[int], limit: int) -> Iterator[tuple[int, ...]]:
+    """Index tuples into option lists, by increasing index sum, so the jointly most likely assignments come first."""
+    if any(s <= 0 for s in sizes):
+        return
+    produced = 0
+    for total in range(sum(s - 1 for s in sizes) + 1):
+        for combo in _with_sum(sizes, total):
+            yield combo
+            produced += 1
+            if produced >= limit:
+                return
+
+
+def _with_sum(sizes: list[int], total: int) -> Iterator[tuple[int, ...]]:
+    if not sizes:
+        if total == 0:
+            yield ()
+        return
+    for i in range(min(sizes[0] - 1, total) + 1):
+        for rest in _with_sum(sizes[1:], total - i):
+            yield (i, *rest)
+
+
+def synthesize(
+    fn: Callable, params: list[Param], lengths: list[int], x64: bool, prefer: Callable | None = None
+) -> list[Case] | None:
+    """The first candidate (at most MAX_CANDIDATES tried) that the original traces with.
+
+    Guessed shapes can satisfy a loop yet not the intent (a carry that grows a
+    dimension), so among the candidates the original accepts, the first that
+    `prefer` (the rewrite) also accepts wins; if it accepts none, the first the
+    original accepts is used and the rewrite's failure is reported.
+    """
+    required = _required(params)
+    options = [_options(p.spec, x64) for p in required]
+    fallback = None
+    for combo in ranked_product([len(o) for o in options], MAX_CANDIDATES):
+        templates = [opts[i] for opts, i in zip(options, combo)]
+        if not _fits(fn, required, templates, lengths):
+            continue
+        if prefer is None or _fits(prefer, required, templates, lengths):
+            return _cases(required, templates, lengths)
+        fallback = fallback or templates
+    return _cases(required, fallback, lengths) if fallback else None
+
+
+# ---------------------------------------------------------------- entry point
+
+
+def build_cases(
+    fn: Callable, inputs: dict, lengths: list[int], x64: bool = False, prefer: Callable | None = None
+) -> tuple[str | None, list[Case]]:
+    """Cases from the first source that yields any: factory, annotations, synthesis. Factory errors raise InputError.
+
+    `prefer` (the rewritten function) only breaks ties between synthesized candidates; see `synthesize`.
+    """
+    factory = (inputs or {}).get("factory")
+    if factory:
+        try:
+            return "factory", from_factory(factory)
+        except InputError:
+            raise
+        except BaseException as exc:
+            raise InputError(f"input factory {factory} raised") from exc
+    lengths = list(lengths or [5, 9])
+    params = parameters(fn, (inputs or {}).get("signature") or [])
+    try:
+        cases = from_annotations(fn, params, lengths, x64)
+    except Exception:
+        cases = None
+    if cases:
+        return "annotations", cases
+    cases = synthesize(fn, params, lengths, x64, prefer)
+    return ("synthesized", cases) if cases else (None, [])

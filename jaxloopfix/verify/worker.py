@@ -1,0 +1,450 @@
+"""The verify subprocess: run the original and the rewritten function on the same inputs and compare.
+
+Usage: `python -m jaxloopfix.verify.worker` with one JSON job on stdin; it
+writes one JSON result on stdout and exits 0. It imports and runs user code,
+so everything user code does is contained: exceptions become a result with
+status "error", and anything written to stdout (print, C extensions) is sent
+to stderr at the file-descriptor level so the result stays parseable.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import json
+import linecache
+import math
+import os
+import sys
+import traceback
+from dataclasses import dataclass
+from typing import Any, Callable
+
+MAX_MESSAGE = 2000
+LIBRARY_MARKERS = (
+    f"{os.sep}jax{os.sep}",
+    f"{os.sep}jaxlib{os.sep}",
+    f"{os.sep}jaxloopfix{os.sep}",
+    f"{os.sep}site-packages{os.sep}",
+    f"{os.sep}lib{os.sep}python",
+)
+
+
+class StepError(Exception):
+    """A step of the verification failed in user code; `message` says which step, `exc` is what it raised."""
+
+    def __init__(self, message: str, exc: BaseException | None = None):
+        super().__init__(message)
+        self.message = message
+        self.exc = exc
+
+
+# ---------------------------------------------------------------- messages
+
+
+@dataclass
+class UserFiles:
+    """What counts as user code when naming the frame an exception came from."""
+
+    paths: set[str]
+    dirs: tuple[str, ...]
+
+    def owns(self, filename: str) -> bool:
+        if filename in self.paths or filename.startswith("<rewritten "):
+            return True
+        real = os.path.realpath(filename)
+        return any(real.startswith(d) for d in self.dirs) and not _is_library(real)
+
+
+def _is_library(filename: str) -> bool:
+    return any(marker in filename for marker in LIBRARY_MARKERS) or filename.startswith("<frozen ")
+
+
+def _user_frame(exc: BaseException, user: UserFiles) -> traceback.FrameSummary | None:
+    """The innermost frame in user code; failing that, the innermost frame outside JAX and the standard library."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    for frame in reversed(frames):
+        if user.owns(frame.filename):
+            return frame
+    for frame in reversed(frames):
+        if not _is_library(frame.filename):
+            return frame
+    return None
+
+
+def describe(exc: BaseException, user: UserFiles) -> str:
+    """`Type: message (at file:line)`, shortened; follows `raise ... from` to the user's own exception."""
+    while isinstance(exc, StepError) and exc.exc is not None:
+        exc = exc.exc
+    if exc.__cause__ is not None and type(exc).__name__ == "InputError":
+        exc = exc.__cause__
+    text = f"{type(exc).__name__}: {exc}".rstrip(": ")
+    if len(text) > MAX_MESSAGE:
+        text = text[:MAX_MESSAGE] + " ..."
+    frame = _user_frame(exc, user)
+    if frame is not None:
+        text += f" (at {frame.filename}:{frame.lineno})"
+    return text
+
+
+# ---------------------------------------------------------------- loading user code
+
+
+def import_user_module(job: dict):
+    """Import the module from its file under its own name, parents first, so relative imports and globals work."""
+    name, path = job["module_name"], job["module_path"]
+    parent = name.rpartition(".")[0]
+    if parent:
+        try:
+            importlib.import_module(parent)
+        except Exception:
+            pass
+    existing = sys.modules.get(name)
+    if existing is not None and os.path.realpath(getattr(existing, "__file__", "") or "") == os.path.realpath(path):
+        return existing
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path} as module {name}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return module
+
+
+def rewritten_filename(function: str, unroll: str) -> str:
+    return f"<rewritten {function} unroll={unroll}>"
+
+
+def build_rewritten(module, function: str, source: str, unroll: str) -> Callable:
+    """Exec the rewrite in a copy of the module's globals, so it sees the same names without touching the module."""
+    filename = rewritten_filename(function, unroll)
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace = dict(module.__dict__)
+    original = namespace.get(function)
+    exec(compile(source, filename, "exec"), namespace)
+    fn = namespace.get(function)
+    if fn is None or fn is original:
+        raise NameError(f"the rewritten source does not define {function!r}")
+    return fn
+
+
+# ---------------------------------------------------------------- running and comparing
+
+
+def _fresh(tree):
+    """Copies of the array leaves, so a function that donates its inputs cannot spoil them for the other one."""
+    import jax
+    import jax.numpy as jnp
+
+    def copy(leaf):
+        if isinstance(leaf, jax.Array):
+            try:
+                return jnp.array(leaf, copy=True)
+            except Exception:
+                return leaf
+        return leaf
+
+    return jax.tree_util.tree_map(copy, tree)
+
+
+def call(fn: Callable, case) -> Any:
+    import jax
+
+    return jax.block_until_ready(fn(*_fresh(case.args), **_fresh(case.kwargs)))
+
+
+def _is_floating(leaf: Any) -> bool:
+    import jax.numpy as jnp
+    import numpy as np
+
+    try:
+        return bool(jnp.issubdtype(getattr(leaf, "dtype", None) or np.result_type(leaf), jnp.floating))
+    except Exception:
+        return False
+
+
+def _float_array(leaf: Any) -> bool:
+    import jax
+    import numpy as np
+
+    return isinstance(leaf, (jax.Array, np.ndarray)) and _is_floating(leaf)
+
+
+def grad_argnums(args: tuple) -> tuple[int, ...]:
+    """Positional arguments made only of floating arrays (Python scalars, ints and keys are left out)."""
+    import jax
+
+    argnums = []
+    for i, arg in enumerate(args):
+        leaves = jax.tree_util.tree_leaves(arg)
+        if leaves and all(_float_array(leaf) for leaf in leaves):
+            argnums.append(i)
+    return tuple(argnums)
+
+
+def gradient(fn: Callable, case, argnums: tuple[int, ...]) -> Any:
+    """Gradient of sum(sin(outputs)): sin keeps every output element's sensitivity distinct and bounded."""
+    import jax
+    import jax.numpy as jnp
+
+    kwargs = _fresh(case.kwargs)
+
+    def loss(*args):
+        leaves = jax.tree_util.tree_leaves(fn(*args, **kwargs))
+        return sum(jnp.sum(jnp.sin(leaf)) for leaf in leaves)
+
+    return jax.block_until_ready(jax.grad(loss, argnums)(*_fresh(case.args)))
+
+
+def grad_skip_reason(expected: Any, case) -> str | None:
+    import jax
+
+    leaves = jax.tree_util.tree_leaves(expected)
+    if not leaves:
+        return "the function returns no arrays"
+    if not all(_is_floating(leaf) for leaf in leaves):
+        return "not all outputs are floating point"
+    if not grad_argnums(case.args):
+        return "no positional argument is a floating-point array"
+    return None
+
+
+def check_case(original: Callable, rewritten: Callable, case, want_grad: bool) -> dict:
+    """Outputs (and gradients) of both versions on one case; raises StepError naming the version that failed."""
+    from jaxloopfix.verify.compare import compare_trees
+
+    try:
+        expected = call(original, case)
+    except Exception as exc:
+        raise StepError(f"{case.label}: the original function raised", exc) from exc
+    try:
+        actual = call(rewritten, case)
+    except Exception as exc:
+        raise StepError(f"{case.label}: the rewritten function raised", exc) from exc
+    result = {"label": case.label, "outputs": compare_trees(expected, actual), "gradients": None, "gradients_skipped": None}
+    if not want_grad:
+        result["gradients_skipped"] = "gradients not requested"
+        return result
+    reason = grad_skip_reason(expected, case)
+    if reason:
+        result["gradients_skipped"] = reason
+        return result
+    argnums = grad_argnums(case.args)
+    try:
+        expected_grad = gradient(original, case, argnums)
+    except Exception as exc:
+        result["gradients_skipped"] = f"the original's gradient raised {type(exc).__name__}: {str(exc)[:300]}"
+        return result
+    try:
+        actual_grad = gradient(rewritten, case, argnums)
+    except Exception as exc:
+        raise StepError(f"{case.label}: the rewritten function's gradient raised", exc) from exc
+    result["gradients"] = compare_trees(expected_grad, actual_grad, scale=10)
+    return result
+
+
+# ---------------------------------------------------------------- result
+
+
+def empty_result(status: str, message: str, source: str | None = None) -> dict:
+    return {
+        "status": status,
+        "message": message,
+        "input_source": source,
+        "cases": [],
+        "max_abs": 0.0,
+        "max_rel": 0.0,
+        "where": "",
+        "timings": None,
+        "unroll": None,
+    }
+
+
+def _comparisons(cases: list[dict]):
+    for case in cases:
+        for part in ("outputs", "gradients"):
+            if case[part] is not None:
+                yield case["label"], part, case[part]
+
+
+def _worse(value: float) -> float:
+    return math.inf if math.isnan(value) else value
+
+
+def summarize(result: dict, cases: list[dict]) -> dict:
+    """Status, message and worst difference over every comparison made; the first difference decides a mismatch."""
+    comparisons = list(_comparisons(cases))
+    result["cases"] = [{**c, "outputs": c["outputs"].to_json(), "gradients": c["gradients"] and c["gradients"].to_json()} for c in cases]
+    if comparisons:
+        result["max_abs"] = max((c.max_abs for *_, c in comparisons), key=_worse)
+        result["max_rel"] = max((c.max_rel for *_, c in comparisons), key=_worse)
+        label, part, worst = max(comparisons, key=lambda item: _worse(item[2].max_rel))
+        result["where"] = f"{label} {part} {worst.where}".strip()
+    differing = [(label, part, c) for label, part, c in comparisons if not c.equal]
+    if differing:
+        label, part, first = differing[0]
+        result["status"] = "mismatch"
+        result["message"] = f"{label} {part}: {first.reason}"
+        result["where"] = f"{label} {part} {first.where}".strip()
+        return result
+    result["status"] = "equivalent"
+    graded = sum(1 for c in cases if c["gradients"] is not None)
+    skipped = sorted({c["gradients_skipped"] for c in cases if c["gradients_skipped"]})
+    message = f"equal on {len(cases)} case(s) ({', '.join(c['label'] for c in cases)}); gradients compared on {graded}"
+    if skipped:
+        message += f" (skipped: {'; '.join(skipped)})"
+    result["message"] = message
+    return result
+
+
+# ---------------------------------------------------------------- timings
+
+
+def with_static(run: Callable, subject: Any, case) -> Any:
+    """`run(subject, args, kwargs)`, adding `static_argnums=` only where `run` takes it (measure works it out itself)."""
+    try:
+        takes_static = "static_argnums" in inspect.signature(run).parameters
+    except (TypeError, ValueError):
+        takes_static = False
+    extra = {"static_argnums": case.static_argnums} if takes_static else {}
+    return run(subject, _fresh(case.args), _fresh(case.kwargs), **extra)
+
+
+def timings(job: dict, module, original: Callable, rewritten: Callable, case, user: UserFiles) -> tuple[Any, Any]:
+    """Timings of both versions on the last (largest) case, and the unroll sweep if asked; failures become {"error": ...}."""
+    try:
+        from jaxloopfix.verify import measure as measuring
+    except Exception as exc:
+        error = {"error": f"timings unavailable: {type(exc).__name__}: {exc}"}
+        return error, (error if job.get("tune_unroll") else None)
+
+    def guarded(run: Callable, *args) -> Any:
+        try:
+            return run(*args)
+        except Exception as exc:
+            return {"error": describe(exc, user)}
+
+    times = {
+        "original": guarded(lambda: with_static(measuring.measure, original, case)),
+        "rewritten": guarded(lambda: with_static(measuring.measure, rewritten, case)),
+    }
+    if not job.get("tune_unroll"):
+        return times, None
+
+    def tune() -> Any:
+        sources = sorted(job["rewritten"].items(), key=lambda kv: int(kv[0]))
+        versions = {int(k): build_rewritten(module, job["function"], src, k) for k, src in sources}
+        return with_static(measuring.tune_unroll, versions, case)
+
+    return times, guarded(tune)
+
+
+# ---------------------------------------------------------------- the job
+
+
+def user_files(job: dict) -> UserFiles:
+    dirs = tuple(os.path.join(os.path.realpath(d), "") for d in job.get("sys_path") or [])
+    return UserFiles({job.get("module_path", "")}, dirs)
+
+
+def verify(job: dict) -> dict:
+    """Every step of one verification; a failure in user code ends it with status "error" naming the step."""
+    from jaxloopfix.verify.inputs import InputError, build_cases
+
+    user = user_files(job)
+    for entry in reversed(job.get("sys_path") or []):
+        if entry not in sys.path:
+            sys.path.insert(0, entry)
+    function = job["function"]
+    try:
+        module = import_user_module(job)
+    except BaseException as exc:
+        return empty_result("error", f"importing {job['module_name']} raised {describe(exc, user)}")
+    original = getattr(module, function, None)
+    if original is None:
+        return empty_result("error", f"module {job['module_name']} has no function {function!r}")
+    try:
+        rewritten = build_rewritten(module, function, job["rewritten"]["1"], "1")
+    except BaseException as exc:
+        return empty_result("error", f"the rewritten source (unroll=1) failed: {describe(exc, user)}")
+    try:
+        source, cases = build_cases(
+            original, job.get("inputs") or {}, job.get("lengths") or [5, 9], bool(job.get("x64")), rewritten
+        )
+    except InputError as exc:
+        return empty_result("error", f"{exc}: {describe(exc, user)}" if exc.__cause__ else str(exc), "factory")
+    if not cases:
+        return empty_result("unverified", "no inputs found", source)
+    results = []
+    try:
+        for case in cases:
+            results.append(check_case(original, rewritten, case, bool(job.get("grad", True))))
+    except StepError as exc:
+        result = summarize(empty_result("error", "", source), results)
+        result["status"], result["message"] = "error", f"{exc.message}: {describe(exc, user)}"
+        return result
+    result = summarize(empty_result("equivalent", "", source), results)
+    if job.get("measure") and result["status"] == "equivalent":
+        result["timings"], result["unroll"] = timings(job, module, original, rewritten, cases[-1], user)
+    return result
+
+
+def run_job(job: dict) -> dict:
+    """Configure JAX from the job before anything imports it, then verify at highest matmul precision."""
+    if job.get("platform"):
+        os.environ["JAX_PLATFORMS"] = str(job["platform"])
+    import jax
+
+    if job.get("x64"):
+        jax.config.update("jax_enable_x64", True)
+    with jax.default_matmul_precision("highest"):
+        return verify(job)
+
+
+# ---------------------------------------------------------------- process plumbing
+
+
+def _protect_stdout():
+    """Point fd 1 (and sys.stdout) at stderr for everything user code does; return a handle on the real stdout."""
+    sys.stdout.flush()
+    real = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return real
+
+
+def _json_default(value: Any) -> Any:
+    """numpy scalars and arrays from measure(); anything else as its repr."""
+    for attr in ("item", "tolist"):
+        if hasattr(value, attr):
+            try:
+                return getattr(value, attr)()
+            except Exception:
+                pass
+    return repr(value)
+
+
+def main() -> int:
+    real_stdout = _protect_stdout()
+    try:
+        job = json.loads(sys.stdin.read())
+        result = run_job(job)
+    except BaseException as exc:  # never crash: the parent always gets a result
+        result = empty_result("error", f"verify worker failed: {type(exc).__name__}: {exc}")
+        traceback.print_exc(file=sys.stderr)
+    try:
+        text = json.dumps(result, default=_json_default)
+    except Exception as exc:
+        text = json.dumps(empty_result("error", f"verify worker could not encode its result: {exc}"))
+    real_stdout.write(text + "\n")
+    real_stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

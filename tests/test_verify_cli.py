@@ -1,0 +1,124 @@
+"""`jaxloopfix verify` end to end: real subprocess workers on JAX, CPU, small shapes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from fixture_tools import FIXTURES
+from jaxloopfix.cli import main
+from jaxloopfix.config import Settings
+from jaxloopfix.verify.runner import VerifyOptions, run_target
+from jaxloopfix.verify.targets import collect_targets
+
+pytest.importorskip("jax")
+
+FAST = VerifyOptions(lengths=(4, 7), measure=False, timeout=240)
+
+
+def _copy(tmp_path: Path, name: str) -> Path:
+    target = tmp_path / f"{name}.py"
+    shutil.copy(FIXTURES / "JLF001" / f"{name}.py", target)
+    return target
+
+
+def _target(path: Path, **kwargs):
+    (target,) = collect_targets(path, path.read_text(), Settings(), **kwargs)
+    return target
+
+
+def test_seed_rnn_verifies_through_the_cli(tmp_path, monkeypatch):
+    path = _copy(tmp_path, "seed_rnn")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["verify", "--output-format", "json", "--lengths", "4,7", f"{path.name}::run_rnn"])
+    assert result.exit_code == 0, result.output
+    (report,) = json.loads(result.stdout)
+    assert report["function"] == "run_rnn"
+    assert report["status"] == "equivalent"
+    assert report["input_source"] == "synthesized"
+    assert len(report["cases"]) == 2
+    timings = report["timings"]
+    for version in ("original", "rewritten"):
+        assert timings[version]["compile_s"] > 0 and timings[version]["jaxpr_eqns"] > 0
+    assert timings["original"]["jaxpr_eqns"] > timings["rewritten"]["jaxpr_eqns"]
+
+
+def test_full_output_names_the_function_and_status(tmp_path, monkeypatch):
+    path = _copy(tmp_path, "descending_range")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["verify", "--no-measure", "--lengths", "4,7", path.name])
+    assert result.exit_code == 0, result.output
+    assert f"{path.name}::discounted_returns: equivalent" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("fixture", "broken", "why"),
+    [
+        ("seed_rnn", ("lax.scan(step, h, inputs)", "lax.scan(step, h, inputs[1:])"), "off-by-one offset"),
+        ("descending_range", (", reverse=True)", ")"), "wrong reverse order"),
+        ("seed_rnn", ("return h, h", "return jnp.zeros_like(h), h"), "dropped carry"),
+    ],
+)
+def test_broken_renderings_are_caught(tmp_path, fixture, broken, why):
+    target = _target(_copy(tmp_path, fixture))
+    old, new = broken
+    assert old in target.rewritten[1], target.rewritten[1]
+    target.rewritten[1] = target.rewritten[1].replace(old, new)
+    result = run_target(target, FAST)
+    assert result["status"] in {"mismatch", "error"}, (why, result)
+    assert result["status"] == "mismatch" or "rewritten" in result["message"]
+
+
+def test_factory_inputs_from_the_command_line(tmp_path, monkeypatch):
+    path = _copy(tmp_path, "reversed_range")
+    (tmp_path / "gae_inputs.py").write_text(
+        "import jax.numpy as jnp\n\n"
+        "def make():\n"
+        "    r = jnp.linspace(0.0, 1.0, 6)\n"
+        "    return (r, jnp.linspace(0.0, 1.0, 7), (jnp.arange(6) % 3 == 0).astype(jnp.float32)), {}\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(
+        main, ["verify", "--unsafe-fixes", "--no-measure", "--example", "gae_inputs:make", "--output-format", "json", path.name]
+    )
+    assert result.exit_code == 0, result.output
+    (report,) = json.loads(result.stdout)
+    assert report["status"] == "equivalent" and report["input_source"] == "factory"
+
+
+def test_user_exception_is_an_error_not_a_crash(tmp_path, monkeypatch):
+    path = _copy(tmp_path, "seed_rnn")
+    path.write_text("raise RuntimeError('boom at import')\n" + path.read_text())
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["verify", "--no-measure", "--output-format", "json", path.name])
+    assert result.exit_code == 2, result.output
+    (report,) = json.loads(result.stdout)
+    assert report["status"] == "error" and "boom at import" in report["message"]
+
+
+def test_timeout_is_an_error(tmp_path):
+    path = _copy(tmp_path, "seed_rnn")
+    path.write_text("import time\ntime.sleep(30)\n" + path.read_text())
+    result = run_target(_target(path), VerifyOptions(lengths=(4,), measure=False, timeout=3))
+    assert result["status"] == "error" and "timed out" in result["message"]
+
+
+def test_check_fix_verify_applies_only_verified_fixes(tmp_path, monkeypatch):
+    good = _copy(tmp_path, "seed_rnn").read_text()
+    # A second function whose inputs cannot be synthesized: its loop must stay untouched.
+    unverifiable = (
+        "\n\n@jax.jit\ndef opaque(model, xs: jax.Array):\n    h = jnp.zeros(xs.shape[1])\n    outs = []\n"
+        "    for t in range(xs.shape[0]):\n        h = model.cell(h, xs[t])\n        outs.append(h)\n    return jnp.stack(outs)\n"
+    )
+    path = tmp_path / "seed_rnn.py"
+    path.write_text(good + unverifiable)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["check", "--fix", "--verify", "--unsafe-fixes", path.name])
+    text = path.read_text()
+    assert "lax.scan(step, h, inputs)" in text  # run_rnn verified and fixed
+    assert "for t in range(xs.shape[0]):" in text  # opaque left alone
+    assert "opaque" in result.output and "left unfixed" in result.output
