@@ -122,3 +122,33 @@ def test_check_fix_verify_applies_only_verified_fixes(tmp_path, monkeypatch):
     assert "lax.scan(step, h, inputs)" in text  # run_rnn verified and fixed
     assert "for t in range(xs.shape[0]):" in text  # opaque left alone
     assert "opaque" in result.output and "left unfixed" in result.output
+
+
+def test_tune_unroll_reports_a_choice_among_the_candidates(tmp_path, monkeypatch):
+    path = _copy(tmp_path, "seed_rnn")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(
+        main, ["verify", "--tune-unroll", "--lengths", "6", "--no-grad", "--output-format", "json", path.name]
+    )
+    assert result.exit_code == 0, result.output
+    (report,) = json.loads(result.stdout)
+    unroll = report["unroll"]
+    assert {int(k) for k in unroll["runs"]} == {1, 2, 4, 8, 16}
+    assert unroll["choice"] in {1, 2, 4, 8, 16}
+    assert unroll["gain_vs_1"] >= 1.0 or unroll["choice"] == 1
+
+
+def test_tuned_unroll_is_written_into_the_fix(tmp_path, monkeypatch):
+    import jaxloopfix.verify.gate as gate
+
+    def fake_run_target(target, options):
+        assert options.tune_unroll and set(target.rewritten) == {1, 2, 4, 8, 16}
+        assert "unroll=8" in target.rewritten[8]
+        return {"status": "equivalent", "message": "", "unroll": {"choice": 8, "gain_vs_1": 1.2}}
+
+    monkeypatch.setattr(gate, "run_target", fake_run_target)
+    path = _copy(tmp_path, "seed_rnn")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["check", "--fix", "--verify", "--tune-unroll", path.name])
+    assert result.exit_code == 0, result.output
+    assert "lax.scan(step, h, inputs, unroll=8)" in path.read_text()
