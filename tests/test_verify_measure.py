@@ -76,6 +76,16 @@ def test_plain_function_gets_python_ints_static():
     assert result["jaxpr_eqns"] == 9 + 2  # 9 sin, convert_element_type and mul
 
 
+def test_caller_named_static_positions():
+    def f(x, shape):
+        return jnp.broadcast_to(x, shape)  # a shape tuple must be static
+
+    result = measure(f, (jnp.ones(3), (2, 3)), {}, repeats=2, static_argnums=(1,))
+    assert result["jaxpr_eqns"] == 1
+    versions = {1: f, 2: f}
+    assert tune_unroll(versions, (jnp.ones(3), (2, 3)), {}, repeats=1, static_argnums=(-1,))["choice"] in versions
+
+
 def test_donated_arguments_survive_repeats():
     f = jax.jit(lambda x: x + 1, donate_argnums=0)
     assert measure(f, (jnp.ones(3),), {}, repeats=3)["repeats"] == 3
@@ -135,7 +145,7 @@ def test_tune_unroll_with_fake_timings(monkeypatch):
     versions = {k: partial(scan_rnn, unroll=k) for k in fake}
     by_fn = {id(fn): fake[k] for k, fn in versions.items()}
 
-    def fake_measure(fn, args, kwargs=None, *, repeats=20):
+    def fake_measure(fn, args, kwargs=None, *, repeats=20, static_argnums=None):
         return {"run_median_s": by_fn[id(fn)], "compile_s": 1.0}
 
     monkeypatch.setattr(measure_mod, "measure", fake_measure)

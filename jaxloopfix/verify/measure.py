@@ -38,16 +38,24 @@ def _is_static_scalar(value: Any) -> bool:
     return isinstance(value, (bool, int, str))
 
 
-def _jit(fn: Callable, args: tuple, kwargs: dict) -> Callable:
-    """`fn` itself if already jitted (keeps its static args), else a jit with Python scalars static."""
+def _static_positions(args: tuple, static_argnums: tuple[int, ...] | None) -> tuple[int, ...]:
+    """The positions the caller says are static, plus every Python int/bool/str argument."""
+    n = len(args)
+    given = {i % n for i in static_argnums or () if -n <= i < n}
+    return tuple(sorted(given | {i for i, a in enumerate(args) if _is_static_scalar(a)}))
+
+
+def _jit(fn: Callable, args: tuple, kwargs: dict, static_argnums: tuple[int, ...] | None) -> Callable:
+    """`fn` itself if already jitted (keeps its own static args), else a jit with the static positions."""
     if hasattr(fn, "lower"):
         return fn
-    static_argnums = tuple(i for i, a in enumerate(args) if _is_static_scalar(a))
     static_argnames = tuple(k for k, v in kwargs.items() if _is_static_scalar(v))
-    return jax.jit(fn, static_argnums=static_argnums, static_argnames=static_argnames)
+    return jax.jit(fn, static_argnums=_static_positions(args, static_argnums), static_argnames=static_argnames)
 
 
-def _static_spec(jitted: Callable, args: tuple, kwargs: dict) -> tuple[set[int], set[str], bool]:
+def _static_spec(
+    jitted: Callable, args: tuple, kwargs: dict, static_argnums: tuple[int, ...] | None
+) -> tuple[set[int], set[str], bool]:
     """Static positions and names of this call, and whether buffers are donated.
 
     A `Compiled` is called with the dynamic arguments only, so the static ones
@@ -57,7 +65,7 @@ def _static_spec(jitted: Callable, args: tuple, kwargs: dict) -> tuple[set[int],
     info = getattr(jitted, "_jit_info", None)
     if info is None:
         return (
-            {i for i, a in enumerate(args) if _is_static_scalar(a)},
+            set(_static_positions(args, static_argnums)),
             {k for k, v in kwargs.items() if _is_static_scalar(v)},
             False,
         )
@@ -108,8 +116,19 @@ def _copy_arrays(tree: Any) -> Any:
     return jax.tree_util.tree_map(lambda a: a.copy() if isinstance(a, jax.Array) else a, tree)
 
 
-def measure(fn: Callable, args: tuple, kwargs: dict | None = None, *, repeats: int = 20) -> dict:
+def measure(
+    fn: Callable,
+    args: tuple,
+    kwargs: dict | None = None,
+    *,
+    repeats: int = 20,
+    static_argnums: tuple[int, ...] | None = None,
+) -> dict:
     """Cost of `fn(*args, **kwargs)` under jit: trace+lower s, compile s, jaxpr eqns, StableHLO bytes, median run s.
+
+    A function that is already jitted keeps its own static arguments; any
+    other is jitted with `static_argnums` (positions the caller knows must be
+    static, e.g. a shape tuple) plus every Python int/bool/str argument.
 
     Trace+lower and compile are timed once each, from cleared caches. The run
     time is the median of `repeats` calls of the compiled executable after one
@@ -119,7 +138,7 @@ def measure(fn: Callable, args: tuple, kwargs: dict | None = None, *, repeats: i
     if repeats < 1:
         raise ValueError("repeats must be at least 1")
     kwargs = dict(kwargs or {})
-    jitted = _jit(fn, args, kwargs)
+    jitted = _jit(fn, args, kwargs, static_argnums)
     with _fresh_compilation():
         start = time.perf_counter()
         lowered, eqns = _trace_and_lower(jitted, args, kwargs)
@@ -128,7 +147,7 @@ def measure(fn: Callable, args: tuple, kwargs: dict | None = None, *, repeats: i
         compiled_at = time.perf_counter()
     hlo_bytes = len(lowered.as_text())
 
-    static_pos, static_names, donates = _static_spec(jitted, args, kwargs)
+    static_pos, static_names, donates = _static_spec(jitted, args, kwargs, static_argnums)
     dyn_args = tuple(a for i, a in enumerate(args) if i not in static_pos)
     dyn_kwargs = {k: v for k, v in kwargs.items() if k not in static_names}
 
@@ -182,6 +201,7 @@ def tune_unroll(
     *,
     repeats: int = 20,
     noise_guard: float = UNROLL_NOISE_GUARD,
+    static_argnums: tuple[int, ...] | None = None,
 ) -> dict:
     """Measure each `lax.scan(..., unroll=k)` variant and pick k (see `choose_unroll`).
 
@@ -190,7 +210,7 @@ def tune_unroll(
     """
     runs: dict[int, dict] = {}
     for k in sorted(versions):
-        m = measure(versions[k], args, kwargs, repeats=repeats)
+        m = measure(versions[k], args, kwargs, repeats=repeats, static_argnums=static_argnums)
         runs[k] = {"run_median_s": m["run_median_s"], "compile_s": m["compile_s"]}
     choice = choose_unroll({k: r["run_median_s"] for k, r in runs.items()}, noise_guard=noise_guard)
     baseline = 1 if 1 in runs else min(runs)

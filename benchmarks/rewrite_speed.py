@@ -1,0 +1,357 @@
+"""What does jaxloopfix's loop-to-scan rewrite buy? Compile and run time of four models, loop vs scan.
+
+The models below are ordinary jitted Python-loop functions. The scan versions
+are not written by hand: the script runs the tool itself (`apply_fixes`, with
+unsafe fixes, since the arguments are unannotated) on SOURCE, so the numbers
+are for exactly the code `jaxloopfix check --fix --unsafe-fixes` writes.
+
+    python benchmarks/rewrite_speed.py [--lengths 10,100,1000] [--repeats N] [--markdown]
+
+An unrolled loop's compile time grows with its trip count, so a budget
+(`--max-compile-s`) skips lengths whose unrolled compile is predicted to take
+longer; the first model (the RNN) always runs every length. Progress goes to
+stderr, the tables to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import math
+import os
+import platform
+import shlex
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxloopfix.config import Settings
+from jaxloopfix.engine import apply_fixes
+from jaxloopfix.verify.measure import measure, ratios
+
+SOURCE = '''\
+import jax
+import jax.numpy as jnp
+
+
+@jax.jit
+def elman_rnn(params, xs):
+    h = jnp.zeros((xs.shape[1], params["W_h"].shape[0]))
+    outputs = []
+    for t in range(xs.shape[0]):
+        h = jnp.tanh(xs[t] @ params["W_x"] + h @ params["W_h"] + params["b"])
+        outputs.append(h)
+    return jnp.stack(outputs)
+
+
+@jax.jit
+def lstm(params, xs, h, c):
+    for t in range(xs.shape[0]):
+        gates = xs[t] @ params["W"] + h @ params["U"] + params["b"]
+        i, f, g, o = jnp.split(gates, 4, axis=-1)
+        c = jax.nn.sigmoid(f) * c + jax.nn.sigmoid(i) * jnp.tanh(g)
+        h = jax.nn.sigmoid(o) * jnp.tanh(c)
+    return h, c
+
+
+@jax.jit
+def gae(rewards, values, dones, gamma, lam):
+    last_adv = jnp.zeros_like(rewards[0])
+    advantages = []
+    for t in reversed(range(rewards.shape[0])):
+        not_done = 1.0 - dones[t]
+        delta = rewards[t] + gamma * values[t + 1] * not_done - values[t]
+        last_adv = delta + gamma * lam * not_done * last_adv
+        advantages.append(last_adv)
+    return jnp.stack(advantages[::-1])
+
+
+@jax.jit
+def masked_rnn(params, xs, mask):
+    h = jnp.zeros((xs.shape[1], params["W_h"].shape[0]))
+    for t in range(xs.shape[0]):
+        new_h = jnp.tanh(xs[t] @ params["W_x"] + h @ params["W_h"] + params["b"])
+        h = jnp.where(mask[t], new_h, h)
+    return h
+'''
+
+MODELS = ("elman_rnn", "lstm", "gae", "masked_rnn")
+BATCH = 8
+FEATURES = 32  # input and hidden size: small, so the T=1000 unrolled compile stays tolerable on a laptop CPU
+# Used to extrapolate an unrolled compile time to a longer trip count before a model has two measured lengths.
+DEFAULT_GROWTH_EXPONENT = 1.3
+
+
+def build_versions() -> tuple[dict[str, Any], dict[str, Any], str]:
+    """Exec SOURCE and the tool's rewrite of it into separate namespaces."""
+    fixed, _, applied = apply_fixes(SOURCE, "models.py", Settings(), unsafe=True)
+    assert applied == len(MODELS), f"expected {len(MODELS)} fixes, the tool applied {applied}"
+    loop_ns: dict[str, Any] = {"__name__": "models_loop"}
+    scan_ns: dict[str, Any] = {"__name__": "models_scan"}
+    exec(compile(SOURCE, "models_loop.py", "exec"), loop_ns)
+    exec(compile(fixed, "models_scan.py", "exec"), scan_ns)
+    return loop_ns, scan_ns, fixed
+
+
+def make_inputs(model: str, length: int, seed: int = 0) -> tuple:
+    """Random inputs for `model` with `length` time steps (batch 8, 32 features)."""
+    rng = np.random.default_rng(seed)
+    d, b = FEATURES, BATCH
+
+    def normal(*shape: int, scale: float = 1.0) -> jax.Array:
+        return jnp.asarray(rng.standard_normal(shape).astype(np.float32) * scale)
+
+    if model in ("elman_rnn", "masked_rnn"):
+        params = {"W_x": normal(d, d, scale=d**-0.5), "W_h": normal(d, d, scale=d**-0.5), "b": normal(d, scale=0.1)}
+        xs = normal(length, b, d)
+        if model == "elman_rnn":
+            return (params, xs)
+        lengths = rng.integers(1, length + 1, size=b)  # padded batch: sequence b is valid for t < lengths[b]
+        mask = jnp.asarray(np.arange(length)[:, None, None] < lengths[None, :, None])
+        return (params, xs, mask)
+    if model == "lstm":
+        params = {"W": normal(d, 4 * d, scale=d**-0.5), "U": normal(d, 4 * d, scale=d**-0.5), "b": normal(4 * d, scale=0.1)}
+        return (params, normal(length, b, d), jnp.zeros((b, d)), jnp.zeros((b, d)))
+    if model == "gae":
+        rewards = normal(length, b)
+        values = normal(length + 1, b)
+        dones = jnp.asarray((rng.random((length, b)) < 0.05).astype(np.float32))
+        return (rewards, values, dones, 0.99, 0.95)
+    raise ValueError(model)
+
+
+def outputs_agree(loop_fn: Callable, scan_fn: Callable, args: tuple) -> tuple[bool, float]:
+    """Whether the scan version matches the loop, and the largest absolute difference.
+
+    The loop runs eagerly (jit disabled): compiling the unrolled loop a second
+    time just for its output would double the most expensive part of the run.
+    """
+    with jax.disable_jit():
+        expected = loop_fn(*args)
+    actual = scan_fn(*args)
+    ok, worst = True, 0.0
+    for e, a in zip(jax.tree_util.tree_leaves(expected), jax.tree_util.tree_leaves(actual), strict=True):
+        e, a = np.asarray(e), np.asarray(a)
+        ok = ok and e.shape == a.shape and bool(np.allclose(e, a, rtol=1e-4, atol=1e-5))
+        if e.shape == a.shape and e.size:
+            worst = max(worst, float(np.max(np.abs(e - a))))
+    return ok, worst
+
+
+@dataclass
+class Row:
+    model: str
+    length: int
+    loop: dict
+    scan: dict
+    agree: bool
+    max_abs_diff: float
+
+    @property
+    def ratio(self) -> dict:
+        return ratios(self.loop, self.scan)
+
+
+@dataclass
+class Budget:
+    """Skips (model, T) pairs whose unrolled compile would take longer than `max_compile_s`."""
+
+    max_compile_s: float
+    growth_exponent: float = DEFAULT_GROWTH_EXPONENT
+    exceeded_at: int | None = None  # smallest T whose unrolled compile actually went over budget
+    skipped: list[str] = field(default_factory=list)
+
+    def predict(self, history: list[tuple[int, float]], length: int) -> float | None:
+        """Extrapolated unrolled compile time at `length` from the model's measured (T, compile_s)."""
+        if not history:
+            return None
+        t_last, c_last = history[-1]
+        return c_last * (length / t_last) ** self.growth_exponent
+
+    def learn(self, history: list[tuple[int, float]]) -> None:
+        """Update the growth exponent from the two longest measured lengths (clamped to [1, 3])."""
+        if len(history) >= 2:
+            (t1, c1), (t2, c2) = history[-2], history[-1]
+            if t2 > t1 and c1 > 0 and c2 > 0:
+                self.growth_exponent = min(3.0, max(1.0, math.log(c2 / c1) / math.log(t2 / t1)))
+
+    def should_skip(self, model: str, first_model: bool, history: list[tuple[int, float]], length: int) -> bool:
+        if first_model:
+            return False
+        if self.exceeded_at is not None and length >= self.exceeded_at:
+            self.skipped.append(
+                f"{model} T={length}: skipped, an unrolled compile at T={self.exceeded_at} took over {self.max_compile_s:g} s"
+            )
+            return True
+        predicted = self.predict(history, length)
+        if predicted is not None and predicted > self.max_compile_s:
+            self.skipped.append(
+                f"{model} T={length}: skipped, unrolled compile predicted at {predicted:.0f} s > {self.max_compile_s:g} s budget"
+            )
+            return True
+        return False
+
+
+def run_benchmark(lengths: list[int], repeats: int, budget: Budget) -> list[Row]:
+    loop_ns, scan_ns, _ = build_versions()
+    rows: list[Row] = []
+    with jax.default_matmul_precision("highest"):
+        for index, model in enumerate(MODELS):
+            history: list[tuple[int, float]] = []
+            for length in sorted(lengths):
+                if budget.should_skip(model, index == 0, history, length):
+                    print(budget.skipped[-1], file=sys.stderr)
+                    continue
+                args = make_inputs(model, length)
+                started = time.perf_counter()
+                agree, diff = outputs_agree(loop_ns[model], scan_ns[model], args)
+                scan_m = measure(scan_ns[model], args, {}, repeats=repeats)
+                loop_m = measure(loop_ns[model], args, {}, repeats=repeats)
+                rows.append(Row(model, length, loop_m, scan_m, agree, diff))
+                history.append((length, loop_m["compile_s"]))
+                budget.learn(history)
+                if loop_m["compile_s"] > budget.max_compile_s and budget.exceeded_at is None:
+                    budget.exceeded_at = length
+                print(
+                    f"{model:>10} T={length:<5} loop compile {loop_m['compile_s']:.3f}s  scan compile {scan_m['compile_s']:.3f}s  "
+                    f"agree={agree}  ({time.perf_counter() - started:.1f}s)",
+                    file=sys.stderr,
+                )
+    return rows
+
+
+COLUMNS = (
+    "model",
+    "T",
+    "compile s (loop)",
+    "compile s (scan)",
+    "compile loop/scan",
+    "run ms (loop)",
+    "run ms (scan)",
+    "run loop/scan",
+    "trace+lower s (loop)",
+    "trace+lower s (scan)",
+    "jaxpr eqns (loop)",
+    "jaxpr eqns (scan)",
+    "outputs agree",
+)
+
+
+def _fmt_ratio(value: float | None) -> str:
+    return "n/a" if value is None else (f"{value:.0f}×" if value >= 100 else f"{value:.2f}×")
+
+
+def table_cells(row: Row) -> list[str]:
+    r = row.ratio
+    return [
+        row.model,
+        str(row.length),
+        f"{row.loop['compile_s']:.3f}",
+        f"{row.scan['compile_s']:.3f}",
+        _fmt_ratio(r["compile_s"]),
+        f"{row.loop['run_median_s'] * 1e3:.3f}",
+        f"{row.scan['run_median_s'] * 1e3:.3f}",
+        _fmt_ratio(r["run_median_s"]),
+        f"{row.loop['trace_lower_s']:.3f}",
+        f"{row.scan['trace_lower_s']:.3f}",
+        str(row.loop["jaxpr_eqns"]),
+        str(row.scan["jaxpr_eqns"]),
+        "yes" if row.agree else f"NO (max |Δ| {row.max_abs_diff:.2e})",
+    ]
+
+
+def _load_average() -> str:
+    try:
+        return "{:.2f}".format(os.getloadavg()[0])
+    except OSError:  # not available on this platform
+        return "?"
+
+
+def header_lines(command: str, repeats: int, elapsed_s: float, load_at_start: str) -> list[str]:
+    device = jax.devices()[0]
+    return [
+        f"date: {datetime.datetime.now().astimezone().isoformat(timespec='seconds')}",
+        f"device: {device.device_kind} ({device.platform}, {len(jax.devices())} device(s); "
+        f"host {platform.machine()}, {os.cpu_count()} CPU cores)",
+        f"JAX {jax.__version__}, jaxlib {_jaxlib_version()}, Python {platform.python_version()}",
+        f"command: `{command}`",
+        f"batch {BATCH}, {FEATURES} features, float32, matmul precision highest; run time = median of {repeats} runs "
+        f"after one warm-up; compile/trace from cleared caches",
+        f"benchmark wall time {elapsed_s:.0f} s; 1-min load average {load_at_start} at start, {_load_average()} at end "
+        "(other processes on the machine inflate the timings)",
+    ]
+
+
+def _jaxlib_version() -> str:
+    try:
+        import jaxlib
+
+        return jaxlib.__version__
+    except Exception:  # noqa: BLE001 - only for the header
+        return "?"
+
+
+def render_text(rows: list[Row], header: list[str], skipped: list[str]) -> str:
+    cells = [list(COLUMNS)] + [table_cells(r) for r in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(COLUMNS))]
+    lines = list(header) + [""]
+    for n, row in enumerate(cells):
+        lines.append("  ".join(c.rjust(w) if i > 0 else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))))
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    lines += [""] + skipped
+    return "\n".join(lines)
+
+
+def render_markdown(rows: list[Row], header: list[str], skipped: list[str]) -> str:
+    device = jax.devices()[0].device_kind
+    lines = [f"### jaxloopfix rewrite speed: {device}", ""]
+    lines += [f"- {line}" for line in header]
+    lines += ["", "| " + " | ".join(COLUMNS) + " |", "|" + "|".join(["---"] * 2 + ["---:"] * (len(COLUMNS) - 2)) + "|"]
+    lines += ["| " + " | ".join(table_cells(r)) + " |" for r in rows]
+    if skipped:
+        lines += [""] + [f"- {s}" for s in skipped]
+    lines += [
+        "",
+        "Ratios are loop / scan: above 1× the `lax.scan` rewrite compiles or runs faster. "
+        "The scan versions are the tool's own output (`apply_fixes(..., unsafe=True)`) on the loop source.",
+    ]
+    return "\n".join(lines)
+
+
+def parse_lengths(text: str) -> list[int]:
+    lengths = [int(part) for part in text.split(",") if part.strip()]
+    if not lengths or any(n < 1 for n in lengths):
+        raise argparse.ArgumentTypeError("lengths must be positive integers, e.g. 10,100,1000")
+    return lengths
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lengths", type=parse_lengths, default=[10, 100, 1000], help="trip counts T (default 10,100,1000)")
+    parser.add_argument("--repeats", type=int, default=20, help="timed runs per version (median reported)")
+    parser.add_argument("--markdown", action="store_true", help="print a Markdown table ready for the README")
+    parser.add_argument(
+        "--max-compile-s",
+        type=float,
+        default=120.0,
+        help="skip a length for the models after the first when its unrolled compile would exceed this",
+    )
+    args = parser.parse_args(argv)
+    command = shlex.join(["python", "benchmarks/rewrite_speed.py", *(sys.argv[1:] if argv is None else argv)])
+    started, load_at_start = time.perf_counter(), _load_average()
+    budget = Budget(args.max_compile_s)
+    rows = run_benchmark(args.lengths, args.repeats, budget)
+    header = header_lines(command, args.repeats, time.perf_counter() - started, load_at_start)
+    render = render_markdown if args.markdown else render_text
+    print(render(rows, header, budget.skipped))
+    return 0 if all(r.agree for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
