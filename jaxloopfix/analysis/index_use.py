@@ -72,7 +72,7 @@ class IndexUseChecker:
             changed = False
             for small in statements:
                 if isinstance(small, (cst.Assign, cst.AugAssign, cst.AnnAssign)) and small.value is not None:
-                    if any(n.value in tainted for n in loads(small.value)) and not self.is_array(small.value):
+                    if any(n.value in tainted for n in _value_loads(small.value)) and not self.is_array(small.value):
                         targets = (
                             [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
                         )
@@ -84,6 +84,7 @@ class IndexUseChecker:
         return tainted
 
     def check(self, index: str, skip: list[cst.Subscript]) -> IndexUse:
+        self.index = index
         result = IndexUse()
         tainted = self.tainted(index)
         skip_ids = {id(s) for s in skip}
@@ -172,8 +173,9 @@ class IndexUseChecker:
             return
 
     def _value_use(self, code: str, result: IndexUse) -> None:
+        shown = f"`{self.index}`" if code == self.index else f"`{self.index}` (through `{code}`)"
         reason = (
-            f"the loop index `{code}` is used as a value: in the scan it is a traced int32, not a Python int, "
+            f"the loop index {shown} is used as a value: in the scan it is a traced int32, not a Python int, "
             "so integer overflow past 2**31 and dtype promotion with low-precision arrays (bfloat16, int8) "
             "can differ from the loop"
         )
@@ -219,6 +221,26 @@ class IndexUseChecker:
         result.unsafe_reasons.append(
             f"the loop index `{code}` is passed to `{self.parsed.code(func)}`, which may use it as a Python int"
         )
+
+
+def _value_loads(expr: cst.BaseExpression) -> list[cst.Name]:
+    """Names read as values: `dones[t]` reads `dones` as a value but `t` only as an index, so
+    `not_done = 1 - dones[t]` holds an array element, not a Python int derived from the index."""
+    names: list[cst.Name] = []
+
+    class Walk(cst.CSTVisitor):
+        def visit_SubscriptElement(self, node: cst.SubscriptElement) -> bool:
+            return isinstance(node.slice, cst.Slice)  # slice bounds are still checked
+
+        def visit_Name(self, node: cst.Name) -> None:
+            names.append(node)
+
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            node.value.visit(self)
+            return False
+
+    expr.visit(Walk())
+    return names
 
 
 def _simple_statements(body: list[cst.BaseStatement]) -> list[cst.BaseSmallStatement]:
