@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jaxloopfix.config import Settings
+from jaxloopfix.notebook import NotebookError
 from jaxloopfix.verify.runner import VerifyOptions
 from jaxloopfix.diagnostics import Diagnostic, FileError, Location
 from jaxloopfix.engine import ParseError, apply_fixes, lint_text
@@ -66,17 +67,25 @@ def check_source(
     filename = str(source.path)
     result = FileResult(filename=filename, original=source.text)
     try:
+        lint, fixer = lint_text, apply_fixes
+        if source.path.suffix == ".ipynb":
+            from jaxloopfix.notebook import fix_notebook, lint_notebook
+
+            lint, fixer = lint_notebook, fix_notebook
         if not fix:
-            result.diagnostics = lint_text(source.text, filename, settings)
+            result.diagnostics = lint(source.text, filename, settings)
             return result
         accept = None
-        if verify is not None:
+        if verify is not None and source.path.suffix == ".ipynb":
+            accept = lambda d: False  # noqa: E731 - notebooks cannot be imported to verify
+            result.warnings.append(FileError(filename, "verify does not run notebooks; fixes left unapplied"))
+        elif verify is not None:
             from jaxloopfix.verify.gate import gate_fixes
 
             gate = gate_fixes(source.path, source.text, settings, verify, unsafe=unsafe)
             settings, accept = gate.settings, gate.accept
             result.warnings.extend(gate.notes)
-        new_text, remaining, count = apply_fixes(source.text, filename, settings, unsafe=unsafe, accept=accept)
+        new_text, remaining, count = fixer(source.text, filename, settings, unsafe=unsafe, accept=accept)
         if new_text == source.text:
             result.diagnostics = remaining
             return result
@@ -85,15 +94,18 @@ def check_source(
                 write_source_atomic(source, new_text)
             except SourceError as exc:
                 result.errors.append(exc.file_error)
-                result.diagnostics = lint_text(source.text, filename, settings)
+                result.diagnostics = lint(source.text, filename, settings)
                 return result
             except OSError as exc:
                 result.errors.append(FileError(filename, f"cannot write fixes: {exc.strerror or exc}"))
-                result.diagnostics = lint_text(source.text, filename, settings)
+                result.diagnostics = lint(source.text, filename, settings)
                 return result
         result.fixed, result.diagnostics, result.fixed_count = new_text, remaining, count
     except (ParseError, SyntaxError) as exc:
         result.errors.append(_parse_error(filename, exc))
+        result.diagnostics = []
+    except NotebookError as exc:
+        result.errors.append(FileError(filename, str(exc)))
         result.diagnostics = []
     except Exception as exc:  # noqa: BLE001 - a bug on one file must not end the run
         message = f"internal error while checking this file ({type(exc).__name__}: {exc}); please report it"

@@ -405,3 +405,13 @@ def rule(code: str | None, show_all: bool) -> None:
         _fail(f"error: unknown rule code: {code} (see `jaxloopfix rule --all`)")
     click.echo(f"# {match.name} ({match.code})\n")
     click.echo(inspect.cleandoc(match.__doc__ or match.summary))
+
+
+@main.command(context_settings=_CONTEXT)
+def server() -> None:
+    """Run the language server on stdin/stdout (needs the `lsp` extra)."""
+    try:
+        from jaxloopfix import lsp
+    except ImportError as exc:
+        _fail(f"error: the language server needs pygls: pip install 'jaxloopfix[lsp]' ({exc})")
+    lsp.start()

@@ -35,7 +35,7 @@ __all__ = [
     "write_source_atomic",
 ]
 
-PYTHON_SUFFIXES: tuple[str, ...] = (".py",)
+PYTHON_SUFFIXES: tuple[str, ...] = (".py", ".ipynb")
 
 
 # --------------------------------------------------------------------------- errors

@@ -168,7 +168,7 @@ def test_seed_json_output(tmp_path: Path, via_env: bool) -> None:
     item = data[0]
     assert set(item) == {
         "code", "message", "filename", "location", "end_location", "fix",
-        "noqa_row", "url", "no_fix_reason", "traced_reason",
+        "noqa_row", "url", "no_fix_reason", "traced_reason", "cell",
     }
     assert item["code"] == "JLF001"
     assert item["filename"] == "rnn.py"

@@ -181,7 +181,7 @@ def test_json_shape() -> None:
     first, second = data
     assert set(first) == {
         "code", "message", "filename", "location", "end_location", "fix",
-        "noqa_row", "url", "no_fix_reason", "traced_reason",
+        "noqa_row", "url", "no_fix_reason", "traced_reason", "cell",
     }
     assert first["code"] == "JLF001"
     assert first["filename"] == "rnn.py"

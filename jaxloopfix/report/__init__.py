@@ -1,10 +1,13 @@
 """Reporters: every output format reads the same `Report` and writes to a text stream.
 
-One module per format (`full`, `concise`, `json`, `github`), plus the pieces they
-share (`summary`, `statistics`, `diff`, `style`). `emit` decides which stream gets
-what, so the CLI stays a thin shell: diagnostics go to `out`; file errors go to
-`err` as plain lines, except in `github` format where they become `::error`
-annotations (that is the only place a CI log shows them next to the code).
+One module per format (`full`, `concise`, `json`, `github`, and for CI `sarif`,
+`junit`, `gitlab`), plus the pieces they share (`summary`, `statistics`, `diff`,
+`style`). `emit` decides which stream gets what, so the CLI stays a thin shell:
+diagnostics go to `out`; file errors go to `err` as plain lines, except in `github`
+format where they become `::error` annotations (that is the only place a CI log
+shows them next to the code). The CI document formats (`sarif`, `junit`, `gitlab`)
+carry file errors in the document too, and still print them on `err`, since their
+`out` usually goes to a file.
 """
 
 from __future__ import annotations
@@ -17,7 +20,9 @@ from jaxloopfix.diagnostics import Applicability, Diagnostic, FileError
 
 __all__ = ["OUTPUT_FORMATS", "Report", "emit", "fix_is_applicable", "write_file_errors"]
 
-OUTPUT_FORMATS: tuple[str, ...] = ("full", "concise", "json", "github")
+OUTPUT_FORMATS: tuple[str, ...] = ("full", "concise", "json", "github", "sarif", "junit", "gitlab")
+# Formats that write one machine-readable document built from the whole report.
+_DOCUMENT_FORMATS: tuple[str, ...] = ("sarif", "junit", "gitlab")
 
 
 @dataclass(frozen=True)
@@ -72,7 +77,7 @@ def emit(
     err_color: bool | None = None,
 ) -> None:
     """Write `report` in `output_format`: results on `out`, file problems on `err`."""
-    from jaxloopfix.report import concise, full, github, json, statistics as stats, summary
+    from jaxloopfix.report import concise, full, github, gitlab, json, junit, sarif, statistics as stats, summary
 
     if output_format == "github":
         github.write_errors(report, out)
@@ -85,6 +90,9 @@ def emit(
         return
 
     write_file_errors(report, err, color=err_color)
+    if output_format in _DOCUMENT_FORMATS and not statistics:
+        {"sarif": sarif, "junit": junit, "gitlab": gitlab}[output_format].write(report, out)
+        return
     if output_format == "json":
         if statistics:
             stats.write_json(report, out)

@@ -14,9 +14,10 @@ __all__ = ["header", "write"]
 def header(diagnostic: Diagnostic, unsafe_fixes: bool) -> list[Part]:
     """The `path:row:col: CODE [*] message` line shared with the `full` format."""
     loc = diagnostic.location
-    parts: list[Part] = [
-        (diagnostic.filename, "bold"),
-        (":", "cyan"),
+    parts: list[Part] = [(diagnostic.filename, "bold"), (":", "cyan")]
+    if "cell" in diagnostic.extra:  # a notebook: rows count within the cell
+        parts += [f"cell {diagnostic.extra['cell']}", (":", "cyan")]
+    parts += [
         str(loc.row),
         (":", "cyan"),
         str(loc.column),

@@ -26,7 +26,7 @@ def write(report: Report, stream: TextIO, *, color: bool | None = None) -> None:
     for diagnostic in report.diagnostics:
         writer.line(*header(diagnostic, report.unsafe_fixes))
         source = report.sources.get(diagnostic.filename)
-        if source is not None:
+        if source is not None and "cell" not in diagnostic.extra:
             if diagnostic.filename not in lines_cache:
                 lines_cache[diagnostic.filename] = split_lines(source)
             _write_frame(writer, diagnostic, lines_cache[diagnostic.filename])

@@ -23,6 +23,7 @@ def diagnostic_to_dict(diagnostic: Diagnostic) -> dict[str, Any]:
     """One diagnostic in ruff's JSON shape, plus `no_fix_reason` and `traced_reason`."""
     fix = diagnostic.fix
     return {
+        "cell": int(diagnostic.extra["cell"]) if "cell" in diagnostic.extra else None,
         "code": diagnostic.code,
         "end_location": _location(diagnostic.end_location),
         "filename": diagnostic.filename,

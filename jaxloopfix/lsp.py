@@ -1,0 +1,425 @@
+"""The jaxloopfix language server (pygls 2), started by `jaxloopfix server` on stdio.
+
+- Diagnostics are published on open, save and (debounced, ~300 ms after the last
+  keystroke, always on the latest text) on change.
+- Code actions: a quick fix per fixable diagnostic ("Rewrite loop with lax.scan"),
+  `source.fixAll.jaxloopfix` (every safe fix, as `check --fix` writes it) and
+  "Suppress <CODE> on this line" (`# noqa: <CODE>`).
+- Settings come from the `[tool.jaxloopfix]` table of the document's project,
+  looked up once per directory.
+- Nothing a handler does may take the server down: every handler is wrapped, and
+  code that does not parse keeps the last good diagnostics of that document.
+
+The engine speaks 1-based rows and code-point columns plus character offsets; LSP
+speaks 0-based lines and UTF-16 code units (or whatever encoding was negotiated).
+All conversions go through `_LineIndex`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+import logging
+import re
+from bisect import bisect_right
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+from jaxloopfix import __version__
+from jaxloopfix.config import ConfigError, Settings, find_pyproject, load_settings
+from jaxloopfix.diagnostics import Applicability, Diagnostic
+from jaxloopfix.engine import NOQA, ParseError, apply_fixes, lint_text
+
+__all__ = ["JaxLoopFixServer", "server", "start"]
+
+logger = logging.getLogger(__name__)
+
+SOURCE = "jaxloopfix"
+FIX_ALL_KIND = "source.fixAll.jaxloopfix"
+QUICKFIX_TITLE = "Rewrite loop with lax.scan"
+DEBOUNCE_SECONDS = 0.3
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+# --------------------------------------------------------------------------- positions
+
+
+class _LineIndex:
+    """Character offsets / (row, code-point column) <-> LSP positions for one text."""
+
+    def __init__(self, text: str, encoding: str) -> None:
+        self.text = text
+        self.encoding = encoding
+        self.starts = [0]
+        # (start, end) of each line's content, without its line break.
+        self.spans: list[tuple[int, int]] = []
+        for match in _LINE_BREAK.finditer(text):
+            self.spans.append((self.starts[-1], match.start()))
+            self.starts.append(match.end())
+        self.spans.append((self.starts[-1], len(text)))
+
+    def _units(self, chars: str) -> int:
+        if self.encoding == types.PositionEncodingKind.Utf32:
+            return len(chars)
+        if self.encoding == types.PositionEncodingKind.Utf8:
+            return len(chars.encode("utf-8", "surrogatepass"))
+        return len(chars.encode("utf-16-le", "surrogatepass")) // 2
+
+    def position(self, offset: int) -> types.Position:
+        """LSP position of a character offset (clamped to the text)."""
+        offset = max(0, min(offset, len(self.text)))
+        line = bisect_right(self.starts, offset) - 1
+        start, end = self.spans[line]
+        # An offset inside a "\r\n" pair is not a valid position: snap to the line end.
+        column_text = self.text[start : min(offset, end)]
+        return types.Position(line=line, character=self._units(column_text))
+
+    def offset(self, row: int, column: int) -> int:
+        """Character offset of a 1-based row and 1-based code-point column."""
+        line = max(0, min(row - 1, len(self.spans) - 1))
+        start, end = self.spans[line]
+        return min(start + max(column - 1, 0), end)
+
+    def position_of(self, row: int, column: int) -> types.Position:
+        return self.position(self.offset(row, column))
+
+    def line_end(self, line: int) -> int:
+        return self.spans[line][1]
+
+    def end(self) -> types.Position:
+        return self.position(len(self.text))
+
+    def offset_of_position(self, position: types.Position) -> int:
+        """Character offset of an LSP position (clamped), for matching ranges."""
+        line = max(0, min(position.line, len(self.spans) - 1))
+        start, end = self.spans[line]
+        units = 0
+        offset = start
+        while offset < end and units < position.character:
+            units += self._units(self.text[offset])
+            offset += 1
+        return offset
+
+
+# --------------------------------------------------------------------------- state
+
+
+@dataclass
+class _Lint:
+    text: str
+    version: int | None
+    diagnostics: list[Diagnostic]
+
+
+class JaxLoopFixServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("jaxloopfix", __version__)
+        self.settings_cache: dict[Path, Settings] = {}
+        self.last_good: dict[str, _Lint] = {}
+        self.pending: dict[str, asyncio.Task[None]] = {}
+        self.config_errors_shown: set[str] = set()
+
+    # -- settings
+
+    def settings_for(self, path: Path | None) -> Settings:
+        if path is None:
+            return Settings()
+        directory = path.parent
+        cached = self.settings_cache.get(directory)
+        if cached is not None:
+            return cached
+        try:
+            settings = load_settings(find_pyproject(directory))
+        except ConfigError as exc:
+            message = f"jaxloopfix: {exc}; using the default settings"
+            if message not in self.config_errors_shown:
+                self.config_errors_shown.add(message)
+                self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=message))
+            settings = Settings()
+        self.settings_cache[directory] = settings
+        return settings
+
+    # -- documents
+
+    def encoding(self) -> str:
+        encoding = self.server_capabilities.position_encoding
+        return str(encoding) if encoding else types.PositionEncodingKind.Utf16
+
+    def document(self, uri: str) -> tuple[str, int | None, Path | None, str]:
+        """(text, version, path or None, filename for the engine) of an open document."""
+        doc = self.workspace.get_text_document(uri)
+        path = Path(doc.path) if uri.startswith("file:") and doc.path else None
+        return doc.source, doc.version, path, str(path) if path else (doc.filename or "untitled.py")
+
+    def lint(self, uri: str) -> tuple[str, list[Diagnostic]] | None:
+        """Lint the current text of `uri`; None when it does not parse (or the engine failed)."""
+        text, version, path, filename = self.document(uri)
+        cached = self.last_good.get(uri)
+        if cached is not None and cached.text == text:
+            return text, cached.diagnostics
+        settings = self.settings_for(path)
+        if path is not None and settings.project_root is not None and settings.is_excluded(path):
+            diagnostics: list[Diagnostic] = []
+        else:
+            try:
+                diagnostics = lint_text(text, filename, settings)
+            except (ParseError, SyntaxError, RecursionError):
+                return None
+            except Exception:  # noqa: BLE001 - a rule bug must not end the session
+                logger.exception("jaxloopfix failed on %s", uri)
+                return None
+        self.last_good[uri] = _Lint(text, version, diagnostics)
+        return text, diagnostics
+
+    def publish(self, uri: str) -> None:
+        result = self.lint(uri)
+        if result is None:
+            return  # half-typed code: the client keeps the last good diagnostics
+        text, diagnostics = result
+        index = _LineIndex(text, self.encoding())
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(
+                uri=uri,
+                diagnostics=[_to_lsp_diagnostic(d, index) for d in diagnostics],
+                version=self.last_good[uri].version,
+            )
+        )
+
+    def cancel_pending(self, uri: str) -> None:
+        task = self.pending.pop(uri, None)
+        if task is not None and not task.done():
+            task.cancel()
+
+    def schedule(self, uri: str) -> None:
+        """Publish for `uri` once edits pause for DEBOUNCE_SECONDS (a newer edit restarts the wait)."""
+        self.cancel_pending(uri)
+
+        async def later() -> None:
+            try:
+                await asyncio.sleep(DEBOUNCE_SECONDS)
+                # The text is read from the workspace now, so it is the latest one.
+                self.publish(uri)
+            except asyncio.CancelledError:
+                pass
+            except Exception:  # noqa: BLE001
+                logger.exception("debounced lint of %s failed", uri)
+            finally:
+                if self.pending.get(uri) is task:
+                    del self.pending[uri]
+
+        task = asyncio.get_running_loop().create_task(later())
+        self.pending[uri] = task
+
+
+def _to_lsp_diagnostic(diagnostic: Diagnostic, index: _LineIndex) -> types.Diagnostic:
+    start = index.position_of(diagnostic.location.row, diagnostic.location.column)
+    end = index.position_of(diagnostic.end_location.row, diagnostic.end_location.column)
+    return types.Diagnostic(
+        range=types.Range(start=start, end=end),
+        message=diagnostic.message,
+        severity=types.DiagnosticSeverity.Warning,
+        code=diagnostic.code,
+        source=SOURCE,
+    )
+
+
+# --------------------------------------------------------------------------- handlers
+
+
+def _safe(default: Any = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """No exception escapes a handler: it is logged and `default` is answered."""
+
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        if inspect.iscoroutinefunction(fn):
+
+            @functools.wraps(fn)
+            async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+                try:
+                    return await fn(*args, **kwargs)
+                except Exception:  # noqa: BLE001
+                    logger.exception("jaxloopfix: %s failed", fn.__name__)
+                    return default
+
+            return async_wrapper
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return fn(*args, **kwargs)
+            except Exception:  # noqa: BLE001
+                logger.exception("jaxloopfix: %s failed", fn.__name__)
+                return default
+
+        return wrapper
+
+    return decorate
+
+
+server = JaxLoopFixServer()
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+@_safe()
+def did_open(ls: JaxLoopFixServer, params: types.DidOpenTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    ls.last_good.pop(uri, None)
+    if ls.lint(uri) is None:
+        # Opened with a syntax error: nothing good to keep, so show nothing.
+        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+        return
+    ls.publish(uri)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+@_safe()
+def did_change(ls: JaxLoopFixServer, params: types.DidChangeTextDocumentParams) -> None:
+    ls.schedule(params.text_document.uri)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+@_safe()
+def did_save(ls: JaxLoopFixServer, params: types.DidSaveTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    if uri.endswith("/pyproject.toml"):
+        # The configuration may have changed: forget it and re-lint every open document.
+        ls.settings_cache.clear()
+        ls.last_good.clear()
+        for open_uri in list(ls.workspace.text_documents):
+            if open_uri.endswith(".py") or open_uri.endswith(".pyi"):
+                ls.publish(open_uri)
+        return
+    ls.cancel_pending(uri)
+    ls.publish(uri)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+@_safe()
+def did_close(ls: JaxLoopFixServer, params: types.DidCloseTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    ls.cancel_pending(uri)
+    ls.last_good.pop(uri, None)
+    ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+
+def _wanted(only: list[str] | None, kind: str) -> bool:
+    if not only:
+        return True
+    return any(kind == k or kind.startswith(k + ".") for k in only)
+
+
+@server.feature(
+    types.TEXT_DOCUMENT_CODE_ACTION,
+    types.CodeActionOptions(
+        code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.SourceFixAll, FIX_ALL_KIND],
+        resolve_provider=False,
+    ),
+)
+@_safe(default=None)
+def code_action(ls: JaxLoopFixServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+    uri = params.text_document.uri
+    result = ls.lint(uri)
+    if result is None:
+        return None
+    text, diagnostics = result
+    index = _LineIndex(text, ls.encoding())
+    only = [str(k) for k in params.context.only] if params.context.only else None
+    start = index.offset_of_position(params.range.start)
+    end = index.offset_of_position(params.range.end)
+    actions: list[types.CodeAction] = []
+
+    in_range = []
+    for diagnostic in diagnostics:
+        d_start = index.offset(diagnostic.location.row, diagnostic.location.column)
+        d_end = index.offset(diagnostic.end_location.row, diagnostic.end_location.column)
+        if d_start <= end and start <= d_end:
+            in_range.append(diagnostic)
+
+    if _wanted(only, types.CodeActionKind.QuickFix):
+        for diagnostic in in_range:
+            lsp_diagnostic = _to_lsp_diagnostic(diagnostic, index)
+            if diagnostic.fix is not None:
+                title = QUICKFIX_TITLE
+                if diagnostic.fix.applicability is Applicability.UNSAFE:
+                    title += " (unsafe)"
+                edits = [
+                    types.TextEdit(
+                        range=types.Range(start=index.position(e.start), end=index.position(e.end)),
+                        new_text=e.content,
+                    )
+                    for e in sorted(diagnostic.fix.edits, key=lambda e: (e.start, e.end))
+                ]
+                actions.append(
+                    types.CodeAction(
+                        title=title,
+                        kind=types.CodeActionKind.QuickFix,
+                        diagnostics=[lsp_diagnostic],
+                        is_preferred=diagnostic.fix.applicability is Applicability.SAFE,
+                        edit=types.WorkspaceEdit(changes={uri: edits}),
+                    )
+                )
+        for diagnostic in in_range:
+            edit = _suppress_edit(diagnostic, index)
+            if edit is not None:
+                actions.append(
+                    types.CodeAction(
+                        title=f"Suppress {diagnostic.code} on this line",
+                        kind=types.CodeActionKind.QuickFix,
+                        diagnostics=[_to_lsp_diagnostic(diagnostic, index)],
+                        edit=types.WorkspaceEdit(changes={uri: [edit]}),
+                    )
+                )
+
+    if _wanted(only, FIX_ALL_KIND) and any(
+        d.fix is not None and d.fix.applicability is Applicability.SAFE for d in diagnostics
+    ):
+        fix_all = _fix_all_edit(ls, uri, text, index)
+        if fix_all is not None:
+            actions.append(
+                types.CodeAction(
+                    title="Fix all jaxloopfix findings (safe fixes)",
+                    kind=FIX_ALL_KIND,
+                    edit=types.WorkspaceEdit(changes={uri: [fix_all]}),
+                )
+            )
+    return actions
+
+
+def _fix_all_edit(ls: JaxLoopFixServer, uri: str, text: str, index: _LineIndex) -> types.TextEdit | None:
+    _, _, path, filename = ls.document(uri)
+    try:
+        new_text, _, count = apply_fixes(text, filename, ls.settings_for(path))
+    except Exception:  # noqa: BLE001 - half-typed code or an engine bug: no action
+        return None
+    if not count or new_text == text:
+        return None
+    return types.TextEdit(range=types.Range(start=types.Position(line=0, character=0), end=index.end()), new_text=new_text)
+
+
+def _suppress_edit(diagnostic: Diagnostic, index: _LineIndex) -> types.TextEdit | None:
+    line = diagnostic.location.row - 1
+    if not 0 <= line < len(index.spans):
+        return None
+    line_start, line_end = index.spans[line]
+    content = index.text[line_start:line_end]
+    match = NOQA.search(content)
+    if match is not None:
+        codes = match.group("codes")
+        if codes is None:
+            return None  # a bare `# noqa` already suppresses everything
+        at = line_start + match.end("codes")
+        position = index.position(at)
+        return types.TextEdit(range=types.Range(start=position, end=position), new_text=f", {diagnostic.code}")
+    position = index.position(line_end)
+    return types.TextEdit(range=types.Range(start=position, end=position), new_text=f"  # noqa: {diagnostic.code}")
+
+
+def start() -> None:
+    """Serve on stdin/stdout until the client exits."""
+    logging.basicConfig(level=logging.WARNING, format="jaxloopfix-lsp %(levelname)s: %(message)s")
+    server.start_io()

@@ -1,0 +1,167 @@
+"""Jupyter notebooks: check and fix code cells, keeping outputs, metadata and JSON formatting.
+
+The code cells are joined into one module (cells share a namespace, so an
+import in the first cell resolves names in the last), separated by marker
+comments; diagnostics are mapped back to their cell and row, and fixed text
+is split back at the markers. IPython magics (`%`, `!`, `%%`) are commented
+out for analysis and restored unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, replace
+
+from jaxloopfix.config import Settings
+from jaxloopfix.diagnostics import Diagnostic, Location
+from jaxloopfix.engine import ParseError, apply_fixes, lint_text
+
+MARKER = "# jaxloopfix-cell-boundary {index}"
+MARKER_RE = re.compile(r"^# jaxloopfix-cell-boundary (\d+)\r?\n?$")
+MAGIC = re.compile(r"^\s*(%|!|\?)")
+PLACEHOLDER = "#jaxloopfix-magic:"
+
+
+class NotebookError(Exception):
+    """The notebook is not valid JSON or cannot be written back byte-for-byte."""
+
+
+@dataclass
+class _Cell:
+    index: int  # position in the notebook (0-based)
+    source: str
+    start_row: int  # first row of this cell's code in the joined module (1-based)
+    rows: int
+
+
+def _cell_text(cell: dict) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else str(source)
+
+
+def _hide_magics(text: str) -> str:
+    lines = text.splitlines(keepends=True)
+    if lines and lines[0].lstrip().startswith("%%"):
+        return "".join(PLACEHOLDER + line if line.strip() else line for line in lines)
+    return "".join(PLACEHOLDER + line if MAGIC.match(line) else line for line in lines)
+
+
+def _restore_magics(text: str) -> str:
+    return "".join(
+        line.split(PLACEHOLDER, 1)[1] if line.lstrip().startswith(PLACEHOLDER) else line
+        for line in text.splitlines(keepends=True)
+    )
+
+
+class Notebook:
+    def __init__(self, text: str) -> None:
+        try:
+            self.data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise NotebookError(f"not valid notebook JSON: {exc.msg} (line {exc.lineno})") from None
+        if not isinstance(self.data, dict) or not isinstance(self.data.get("cells"), list):
+            raise NotebookError("not a Jupyter notebook (no `cells` list)")
+        self.text = text
+        self.cells: list[_Cell] = []
+        parts: list[str] = []
+        row = 1
+        for index, cell in enumerate(self.data["cells"]):
+            if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+                continue
+            source = _hide_magics(_cell_text(cell))
+            if source and not source.endswith("\n"):
+                source += "\n"
+            parts.append(MARKER.format(index=index) + "\n")
+            row += 1
+            count = source.count("\n")
+            self.cells.append(_Cell(index, source, row, count))
+            parts.append(source)
+            row += count
+        self.module = "".join(parts)
+
+    def cell_of(self, row: int) -> _Cell | None:
+        for cell in self.cells:
+            if cell.start_row <= row < cell.start_row + max(cell.rows, 1):
+                return cell
+        return None
+
+    def map_diagnostic(self, diagnostic: Diagnostic) -> Diagnostic:
+        cell = self.cell_of(diagnostic.location.row)
+        if cell is None:
+            return diagnostic
+        shift = cell.start_row - 1
+        fix = diagnostic.fix
+        if fix is not None:
+            # Edits address the joined module; applying them is done through `fix_notebook`.
+            fix = replace(fix, edits=())
+        return replace(
+            diagnostic,
+            location=Location(diagnostic.location.row - shift, diagnostic.location.column),
+            end_location=Location(diagnostic.end_location.row - shift, diagnostic.end_location.column),
+            fix=fix,
+            extra={**diagnostic.extra, "cell": str(cell.index + 1)},
+        )
+
+    def dumps(self) -> str:
+        """Serialise like Jupyter does; raises NotebookError unless that reproduces the original bytes."""
+        indent = _indent_of(self.text)
+        def render(data: dict) -> str:
+            return json.dumps(data, indent=indent, ensure_ascii=False, separators=(",", ": ")) + (
+                "\n" if self.text.endswith("\n") else ""
+            )
+        if render(json.loads(self.text)) != self.text:
+            raise NotebookError("cannot write fixes without reformatting this notebook's JSON; run without --fix")
+        return render(self.data)
+
+    def replace_cells(self, module: str) -> None:
+        chunks: dict[int, list[str]] = {}
+        current: int | None = None
+        for line in module.splitlines(keepends=True):
+            match = MARKER_RE.match(line)
+            if match:
+                current = int(match.group(1))
+                chunks[current] = []
+            elif current is None:
+                raise NotebookError("the fix moved code above the first cell")
+            else:
+                chunks[current].append(line)
+        if set(chunks) != {c.index for c in self.cells}:
+            raise NotebookError("the fix changed the cell layout")
+        for cell in self.cells:
+            new = _restore_magics("".join(chunks[cell.index]))
+            original = _cell_text(self.data["cells"][cell.index])
+            if not original.endswith("\n") and new.endswith("\n"):
+                new = new[:-1]
+            if new == original:
+                continue
+            raw = self.data["cells"][cell.index]
+            raw["source"] = new.splitlines(keepends=True) if isinstance(raw.get("source"), list) else new
+
+
+def _indent_of(text: str) -> int:
+    match = re.search(r"\n( +)\"", text)
+    return len(match.group(1)) if match else 1
+
+
+def lint_notebook(text: str, filename: str, settings: Settings) -> list[Diagnostic]:
+    notebook = Notebook(text)
+    try:
+        diagnostics = lint_text(notebook.module, filename, settings)
+    except ParseError as exc:
+        cell = notebook.cell_of(exc.row) if exc.row else None
+        if cell is not None:
+            raise ParseError(f"cell {cell.index + 1}: {exc.message}", exc.row - cell.start_row + 1, exc.column) from None
+        raise
+    return [notebook.map_diagnostic(d) for d in diagnostics]
+
+
+def fix_notebook(text: str, filename: str, settings: Settings, *, unsafe: bool = False, accept=None) -> tuple[str, list[Diagnostic], int]:
+    notebook = Notebook(text)
+    new_module, remaining, count = apply_fixes(notebook.module, filename, settings, unsafe=unsafe, accept=accept)
+    remaining = [notebook.map_diagnostic(d) for d in remaining]
+    if not count:
+        return text, remaining, 0
+    notebook.replace_cells(new_module)
+    fixed = Notebook(notebook.dumps())
+    return fixed.text, [fixed.map_diagnostic(d) for d in lint_text(fixed.module, filename, settings)], count

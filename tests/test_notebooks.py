@@ -1,0 +1,67 @@
+"""Notebooks are checked and fixed cell by cell, keeping outputs, metadata and JSON formatting."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from jaxloopfix.cli import main
+from jaxloopfix.config import Settings
+from jaxloopfix.notebook import lint_notebook
+
+CELLS = [
+    ("markdown", "# An RNN\n"),
+    ("code", "%matplotlib inline\nimport jax\nimport jax.numpy as jnp"),
+    (
+        "code",
+        "@jax.jit\ndef run(xs: jax.Array):\n    h = jnp.zeros(xs.shape[1])\n    outs = []\n"
+        "    for t in range(xs.shape[0]):\n        h = jnp.tanh(h + xs[t])\n        outs.append(h)\n"
+        "    return jnp.stack(outs)",
+    ),
+    ("code", "!pip list\nrun(jnp.ones((5, 3))).shape"),
+]
+
+
+def notebook_text() -> str:
+    cells = []
+    for kind, source in CELLS:
+        cell = {"cell_type": kind, "metadata": {"tags": ["keep"]}, "source": source.splitlines(keepends=True)}
+        if kind == "code":
+            cell["execution_count"] = 3
+            cell["outputs"] = [{"output_type": "stream", "name": "stdout", "text": ["héllo\n"]}]
+        cells.append(cell)
+    data = {"cells": cells, "metadata": {"kernelspec": {"name": "python3"}}, "nbformat": 4, "nbformat_minor": 5}
+    return json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+
+
+def test_diagnostic_names_the_cell_and_row():
+    (diagnostic,) = lint_notebook(notebook_text(), "rnn.ipynb", Settings())
+    assert diagnostic.code == "JLF001"
+    assert diagnostic.extra["cell"] == "3"
+    assert (diagnostic.location.row, diagnostic.location.column) == (5, 5)
+
+
+def test_fix_rewrites_the_cell_and_keeps_everything_else(tmp_path: Path, monkeypatch):
+    path = tmp_path / "rnn.ipynb"
+    original = notebook_text()
+    path.write_text(original, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    report = CliRunner().invoke(main, ["check", "--output-format", "concise", "."])
+    assert report.exit_code == 1 and "rnn.ipynb:cell 3:5:5: JLF001" in report.stdout
+    result = CliRunner().invoke(main, ["check", "--fix", "rnn.ipynb"])
+    assert result.exit_code == 0, result.output
+    fixed_text = path.read_text(encoding="utf-8")
+    before, after = json.loads(original), json.loads(fixed_text)
+    code = "".join(after["cells"][2]["source"])
+    assert "lax.scan(step, h, xs)" in code and "for t in" not in code
+    assert "".join(after["cells"][1]["source"]).startswith("%matplotlib inline\n")  # magic kept
+    assert "".join(after["cells"][3]["source"]) == "!pip list\nrun(jnp.ones((5, 3))).shape"
+    for b, a in zip(before["cells"], after["cells"]):
+        assert a.get("outputs") == b.get("outputs") and a["metadata"] == b["metadata"]
+    assert after["metadata"] == before["metadata"]
+    # Untouched cells are byte-identical in the file, and the file keeps Jupyter's formatting.
+    assert json.dumps(after, indent=1, ensure_ascii=False) + "\n" == fixed_text
+    assert CliRunner().invoke(main, ["check", "--fix", "rnn.ipynb"]).exit_code == 0
+    assert path.read_text(encoding="utf-8") == fixed_text
