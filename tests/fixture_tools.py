@@ -11,6 +11,23 @@ from jaxloopfix.config import Settings
 from jaxloopfix.engine import apply_fixes
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# The RNN from the issue, as users paste it (the `for` loop is on row 9, column 5).
+SEED_SOURCE = '''\
+import jax
+import jax.numpy as jnp
+from functools import partial
+
+@partial(jax.jit, static_argnames=["hidden_dim"])
+def run_rnn(params, inputs, hidden_dim):
+    h = jnp.zeros(hidden_dim)
+    outputs = []
+    for i in range(inputs.shape[0]):
+        x_t = inputs[i]
+        h = jnp.tanh(jnp.dot(x_t, params["W_x"]) + jnp.dot(h, params["W_h"]) + params["b"])
+        outputs.append(h)
+    return h, jnp.stack(outputs)
+'''
 FIXTURES = ROOT / "fixtures"
 
 

@@ -18,23 +18,10 @@ from click.testing import CliRunner, Result
 
 import jaxloopfix
 from jaxloopfix.cli import main
+from fixture_tools import SEED_SOURCE
 
 
-SEED = """\
-import jax
-import jax.numpy as jnp
-from functools import partial
-
-@partial(jax.jit, static_argnames=["hidden_dim"])
-def run_rnn(params, inputs, hidden_dim):
-    h = jnp.zeros(hidden_dim)
-    outputs = []
-    for i in range(inputs.shape[0]):
-        x_t = inputs[i]
-        h = jnp.tanh(jnp.dot(x_t, params["W_x"]) + jnp.dot(h, params["W_h"]) + params["b"])
-        outputs.append(h)
-    return h, jnp.stack(outputs)
-"""
+SEED = SEED_SOURCE
 SEED_ROW, SEED_COL = 9, 5
 
 CLEAN = "import jax\n\n\n@jax.jit\ndef f(x):\n    return x + 1\n"

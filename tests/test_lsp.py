@@ -19,22 +19,9 @@ from pytest_lsp import ClientServerConfig, LanguageClient, make_test_lsp_client 
 
 from jaxloopfix.config import Settings  # noqa: E402
 from jaxloopfix.engine import apply_fixes  # noqa: E402
+from fixture_tools import SEED_SOURCE
 
-SEED = """\
-import jax
-import jax.numpy as jnp
-from functools import partial
-
-@partial(jax.jit, static_argnames=["hidden_dim"])
-def run_rnn(params, inputs, hidden_dim):
-    h = jnp.zeros(hidden_dim)
-    outputs = []
-    for i in range(inputs.shape[0]):
-        x_t = inputs[i]
-        h = jnp.tanh(jnp.dot(x_t, params["W_x"]) + jnp.dot(h, params["W_h"]) + params["b"])
-        outputs.append(h)
-    return h, jnp.stack(outputs)
-"""
+SEED = SEED_SOURCE
 # Characters outside the BMP count twice in UTF-16: positions after them must still be right.
 SEED_UNICODE = SEED.replace("    h = jnp.zeros(hidden_dim)\n", "    h = jnp.zeros(hidden_dim)  # état 😀😀\n").replace(
     "        x_t = inputs[i]\n", "        x_t = inputs[i]  # 🚀 ünïcode\n"

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from fixture_tools import SEED_SOURCE
+
 ROOT = Path(__file__).resolve().parent.parent
 
 pytestmark = [
@@ -32,21 +34,7 @@ pytestmark = [
 ENV_BUILD_TIMEOUT = 600
 RUN_TIMEOUT = 60
 
-SEED = '''\
-import jax
-import jax.numpy as jnp
-from functools import partial
-
-@partial(jax.jit, static_argnames=["hidden_dim"])
-def run_rnn(params, inputs, hidden_dim):
-    h = jnp.zeros(hidden_dim)
-    outputs = []
-    for i in range(inputs.shape[0]):
-        x_t = inputs[i]
-        h = jnp.tanh(jnp.dot(x_t, params["W_x"]) + jnp.dot(h, params["W_h"]) + params["b"])
-        outputs.append(h)
-    return h, jnp.stack(outputs)
-'''
+SEED = SEED_SOURCE
 
 CLEAN = '''\
 import jax

@@ -13,22 +13,9 @@ from jaxloopfix.report import Report, concise, emit, full, github, statistics, s
 from jaxloopfix.report import json as json_report
 from jaxloopfix.report.diff import unified_diff
 from jaxloopfix.report.style import split_lines
+from fixture_tools import SEED_SOURCE
 
-SEED = """\
-import jax
-import jax.numpy as jnp
-from functools import partial
-
-@partial(jax.jit, static_argnames=["hidden_dim"])
-def run_rnn(params, inputs, hidden_dim):
-    h = jnp.zeros(hidden_dim)
-    outputs = []
-    for i in range(inputs.shape[0]):
-        x_t = inputs[i]
-        h = jnp.tanh(jnp.dot(x_t, params["W_x"]) + jnp.dot(h, params["W_h"]) + params["b"])
-        outputs.append(h)
-    return h, jnp.stack(outputs)
-"""
+SEED = SEED_SOURCE
 
 ANSI = re.compile(r"\x1b\[")
 GITHUB_LINE = re.compile(r"^::(warning|error) title=.*,file=.*,line=\d+,col=\d+.*::")

@@ -23,22 +23,9 @@ from jaxloopfix.cli import main
 from jaxloopfix.diagnostics import Applicability, Diagnostic, Edit, FileError, Fix, Location
 from jaxloopfix.report import OUTPUT_FORMATS, Report, emit, gitlab, junit, sarif
 from jaxloopfix.rules import ALL_RULES
+from fixture_tools import SEED_SOURCE
 
-SEED = """\
-import jax
-import jax.numpy as jnp
-from functools import partial
-
-@partial(jax.jit, static_argnames=["hidden_dim"])
-def run_rnn(params, inputs, hidden_dim):
-    h = jnp.zeros(hidden_dim)
-    outputs = []
-    for i in range(inputs.shape[0]):
-        x_t = inputs[i]
-        h = jnp.tanh(jnp.dot(x_t, params["W_x"]) + jnp.dot(h, params["W_h"]) + params["b"])
-        outputs.append(h)
-    return h, jnp.stack(outputs)
-"""
+SEED = SEED_SOURCE
 
 CI_FORMATS = ("sarif", "junit", "gitlab")
 
