@@ -1,8 +1,8 @@
 """`[tool.jaxloopfix]` in pyproject.toml -> Settings.
 
 Keys (kebab-case, as in ruff): select, ignore, extend-select, exclude,
-extend-exclude, per-file-ignores, extra-traced-decorators, min-trip-count,
-max-file-size.
+extend-exclude, per-file-ignores, extra-traced-decorators,
+extra-traced-base-classes, min-trip-count, max-file-size.
 """
 
 from __future__ import annotations
@@ -32,6 +32,8 @@ class Settings:
     per_file_ignores: tuple[tuple[str, frozenset[str]], ...] = ()
     # Qualified names of user decorators/wrappers that trace a function, e.g. "mylib.jit".
     extra_traced_decorators: tuple[str, ...] = ()
+    # Qualified names of base classes whose subclasses' methods (but constructors) run traced.
+    extra_traced_base_classes: tuple[str, ...] = ()
     # A loop with a literal trip count below this is left alone: unrolling it is cheap.
     min_trip_count: int = 8
     max_file_size: int = 10 * 1024 * 1024
@@ -123,7 +125,7 @@ def load_settings(pyproject: Path | None) -> Settings:
 def settings_from_table(table: dict, root: Path | None, source: Path | None = None) -> Settings:
     known = {
         "select", "ignore", "extend-select", "exclude", "extend-exclude", "per-file-ignores",
-        "extra-traced-decorators", "min-trip-count", "max-file-size", "unroll", "examples",
+        "extra-traced-decorators", "extra-traced-base-classes", "min-trip-count", "max-file-size", "unroll", "examples",
     }
     unknown = set(table) - known
     if unknown:
@@ -135,7 +137,7 @@ def settings_from_table(table: dict, root: Path | None, source: Path | None = No
         settings = replace(settings, select=settings.select | _codes(table["extend-select"], "extend-select"))
     if "ignore" in table:
         settings = replace(settings, ignore=_codes(table["ignore"], "ignore"))
-    for key in ("exclude", "extend-exclude", "extra-traced-decorators"):
+    for key in ("exclude", "extend-exclude", "extra-traced-decorators", "extra-traced-base-classes"):
         if key in table:
             value = table[key]
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):

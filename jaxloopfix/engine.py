@@ -63,7 +63,10 @@ def lint_text(text: str, filename: str, settings: Settings, *, prefilter: bool =
     """Diagnostics for one source text; `prefilter=False` skips the fast path (for testing it)."""
     rules = [rule for rule in ALL_RULES if settings.is_enabled(rule.code, filename)]
     try:
-        if not may_have_findings(text, settings.extra_traced_decorators) and prefilter:
+        need_loop = all(rule.needs_loop for rule in rules)
+        if prefilter and not may_have_findings(
+            text, settings.extra_traced_decorators, settings.extra_traced_base_classes, need_loop=need_loop
+        ):
             return []
     except SyntaxProblem as exc:
         raise ParseError(exc.message, exc.row, exc.column) from None

@@ -3,9 +3,12 @@
 It checks syntax (with Python's own error positions) and decides whether a
 file can have findings at all: every rule needs a `for` loop inside a
 function that may be traced. A traced function needs an import from `jax`,
-`equinox` or a configured decorator's package, and is reached from a
-decorator or wrapper whose name is a transform's (`jit`, `grad`, ...), by
-nesting or by calls. This pass over-approximates that set by names alone, so
+`equinox`, `flax`, `haiku`, `numpyro` or a configured decorator's or base
+class's package, and is reached from a decorator or wrapper whose name is a
+transform's (`jit`, `grad`, `compact`, `transform`, ...), from a call that
+takes functions (`scan`, `cond`, `defvjp`, `NUTS`, ...), from a class whose
+base's name is a module's (`Module`: all its methods), by nesting or by
+calls. This pass over-approximates that set by names alone, so
 files it rejects give identical (empty) results under the full libcst
 analysis, which matches transforms by qualified name.
 """
@@ -14,12 +17,20 @@ from __future__ import annotations
 
 import ast
 
-TRACING_ROOTS = frozenset({"jax", "equinox"})
+TRACING_ROOTS = frozenset({"jax", "equinox", "flax", "haiku", "numpyro"})
 TRANSFORM_NAMES = frozenset(
     {"jit", "pmap", "pjit", "grad", "value_and_grad", "vmap", "jacfwd", "jacrev", "hessian", "checkpoint",
      "remat", "named_call", "filter_jit", "filter_grad", "filter_value_and_grad", "filter_vmap", "filter_pmap",
-     "filter_checkpoint"}
+     "filter_checkpoint", "shard_map", "custom_vjp", "custom_jvp", "defvjp", "defjvp", "compact",
+     "transform", "transform_with_state", "remat_scan", "map_variables", "jvp", "vjp"}
 )
+# Calls whose function arguments are traced (`lax.scan(step, ...)`, `NUTS(model)`, `nn.scan(Cell)`).
+CALLEE_NAMES = frozenset(
+    {"scan", "fori_loop", "while_loop", "cond", "switch", "map", "associative_scan", "MCMC", "NUTS", "HMC",
+     "SA", "BarkerMH", "SVI", "Predictive"}
+)
+# Base classes whose subclasses' methods may be traced (Flax, Haiku, Equinox modules).
+BASE_NAMES = frozenset({"Module"})
 
 
 class SyntaxProblem(Exception):
@@ -33,15 +44,24 @@ class SyntaxProblem(Exception):
 def _roots(extra_decorators: tuple[str, ...]) -> frozenset[str] | None:
     """Import roots that can bring a tracing transform; None when any module may (a local decorator)."""
     roots = set(TRACING_ROOTS)
-    for name in extra_decorators:
+    for name in extra_decorators:  # decorators and base classes alike
         if "." not in name:
             return None
         roots.add(name.split(".", 1)[0])
     return frozenset(roots)
 
 
-def may_have_findings(text: str, extra_decorators: tuple[str, ...] = ()) -> bool:
-    """False when no rule can fire; raises SyntaxProblem for code Python cannot parse."""
+def may_have_findings(
+    text: str,
+    extra_decorators: tuple[str, ...] = (),
+    extra_base_classes: tuple[str, ...] = (),
+    *,
+    need_loop: bool = True,
+) -> bool:
+    """False when no rule can fire; raises SyntaxProblem for code Python cannot parse.
+
+    `need_loop=False` when an enabled rule reports code without loops (slices, `if`s,
+    host conversions): then any possibly traced function lets the file through."""
     try:
         tree = ast.parse(text)
     except SyntaxError as exc:
@@ -49,11 +69,13 @@ def may_have_findings(text: str, extra_decorators: tuple[str, ...] = ()) -> bool
         raise SyntaxProblem(message, exc.lineno, exc.offset) from None
     except (ValueError, RecursionError, MemoryError) as exc:
         raise SyntaxProblem(f"cannot parse: {type(exc).__name__}: {exc}", None, None) from None
-    roots = _roots(extra_decorators)
+    roots = _roots(extra_decorators + extra_base_classes)
     imports_tracer = roots is None
     functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+    classes: dict[str, list[ast.ClassDef]] = {}
     calls: list[ast.Call] = []
-    names = set(TRANSFORM_NAMES | {d.rsplit(".", 1)[-1] for d in extra_decorators})
+    names = set(TRANSFORM_NAMES | CALLEE_NAMES | BASE_NAMES | {d.rsplit(".", 1)[-1] for d in extra_decorators})
+    names.update(b.rsplit(".", 1)[-1] for b in extra_base_classes)
     imported = [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
     for node in imported:  # `from jax import jit as J`: J is a transform's name too
         names.update(a.asname for a in node.names if a.asname and a.name in names)
@@ -64,11 +86,13 @@ def may_have_findings(text: str, extra_decorators: tuple[str, ...] = ()) -> bool
             imports_tracer = imports_tracer or node.module.split(".", 1)[0] in roots  # type: ignore[operator]
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             functions.setdefault(node.name, []).append(node)
+        elif isinstance(node, ast.ClassDef):
+            classes.setdefault(node.name, []).append(node)
         elif isinstance(node, ast.Call):
             calls.append(node)
     if not imports_tracer or not functions:
         return False
-    return _traced_loop_possible(functions, calls, frozenset(names))
+    return _traced_loop_possible(functions, calls, frozenset(names), classes, need_loop=need_loop)
 
 
 def _mentions(node: ast.AST, names: frozenset[str]) -> bool:
@@ -84,15 +108,38 @@ def _traced_loop_possible(
     functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]],
     calls: list[ast.Call],
     names: frozenset[str],
+    classes: dict[str, list[ast.ClassDef]] | None = None,
+    *,
+    need_loop: bool = True,
 ) -> bool:
+    classes = classes or {}
     seeds: list[ast.FunctionDef | ast.AsyncFunctionDef] = [
         f for group in functions.values() for f in group if any(_mentions(d, names) for d in f.decorator_list)
     ]
+    # Module classes: a base named like a framework's, or a class of this file that is one.
+    module_classes: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for name, group in classes.items():
+            if name not in module_classes and any(
+                _mentions(b, names | module_classes) for c in group for b in c.bases
+            ):
+                module_classes.add(name)
+                changed = True
+    lifted: set[str] = set()
     for call in calls:
         if _mentions(call.func, names):
             for arg in ast.walk(call):
                 if isinstance(arg, ast.Name) and arg.id in functions:
                     seeds.extend(functions[arg.id])
+                if isinstance(arg, ast.Name) and arg.id in classes:
+                    lifted.add(arg.id)  # `nn.scan(Cell, ...)`
+    for name in module_classes | lifted:
+        for cls in classes[name]:
+            seeds.extend(m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    if seeds and not need_loop:
+        return True
     seen: set[int] = set()
     while seeds:
         func = seeds.pop()

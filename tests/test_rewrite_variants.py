@@ -7,7 +7,7 @@ import textwrap
 import pytest
 
 from fixture_tools import load_module
-from jaxloopfix.config import Settings
+from jaxloopfix.config import Settings, settings_from_table
 from jaxloopfix.engine import apply_fixes, lint_text
 
 jax = pytest.importorskip("jax")
@@ -332,4 +332,6 @@ def test_unannotated_argument_gives_an_unsafe_fix_with_the_reason():
 @pytest.mark.parametrize("name", sorted(TRAPS))
 def test_trap_is_not_flagged(name):
     source = HEADER + textwrap.dedent(TRAPS[name])
-    assert lint_text(source, "trap.py", Settings()) == []
+    # Traps for the loop rules; `range(n)` with a traced `n` is JLF003's (a real error), not theirs.
+    loop_rules = settings_from_table({"select": ["JLF001", "JLF002"]}, None)
+    assert lint_text(source, "trap.py", loop_rules) == []

@@ -109,6 +109,19 @@ NOT_SAFE = {
         H + "@jax.jit\ndef f(xs):\n    h = jnp.ones(3)\n    for t in range(xs.shape[0]): h = jnp.tanh(h + xs[t])\n    return h\n",
         "on the `for` line",
     ),
+    "flax_module_called_in_the_loop": (
+        H + "import flax.linen as nn\n\nclass RNN(nn.Module):\n    hidden: int\n\n    @nn.compact\n"
+        "    def __call__(self, xs):\n        cell = nn.SimpleCell(self.hidden)\n        h = jnp.zeros(self.hidden)\n"
+        "        outs = []\n        for t in range(xs.shape[0]):\n            h, y = cell(h, xs[t])\n"
+        "            outs.append(y)\n        return jnp.stack(outs)\n",
+        "module state",
+    ),
+    "haiku_module_built_in_the_loop": (
+        H + "import haiku as hk\n\ndef forward(xs: jax.Array):\n    h = jnp.zeros(4)\n    outs = []\n"
+        "    for t in range(xs.shape[0]):\n        h = hk.Linear(4)(h + xs[t])\n        outs.append(h)\n"
+        "    return jnp.stack(outs)\n\nmodel = hk.transform(forward)\n",
+        "module state",
+    ),
     "descending_step_two": (
         H + "@jax.jit\ndef g(xs):\n    h = jnp.zeros(3)\n    outs = []\n    for t in range(xs.shape[0] - 1, -1, -2):\n"
         "        h = h * 0.5 + xs[t]\n        outs.append(h)\n    return jnp.stack(outs)\n",

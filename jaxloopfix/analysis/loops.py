@@ -18,7 +18,8 @@ from jaxloopfix.analysis.traced import TracedFunction
 class TripCount:
     """How a trip count is known: "literal"/"constant" (value known), "shape" (an array
     length), "static" (a static argument), "traced" (a traced argument), "ndim" (a rank),
-    "container" (len of a non-array), "unknown"."""
+    "container" (len of a non-array, or a framework module's hyperparameter such as
+    `self.num_layers`: a loop over layers), "unknown"."""
 
     kind: str
     value: int | None = None
@@ -104,6 +105,13 @@ class IterationAnalyzer:
             return TripCount("shape") if isinstance(base, cst.Name) else TripCount("shape")
         if isinstance(expr, cst.Attribute) and expr.attr.value == "ndim":
             return TripCount("ndim")
+        if (
+            self.traced.module is not None
+            and isinstance(expr, cst.Attribute)
+            and isinstance(expr.value, cst.Name)
+            and expr.value.value == "self"
+        ):
+            return TripCount("container")
         if isinstance(expr, cst.Call) and self.qname(expr.func) == "builtins.len" and len(expr.args) == 1:
             arg = expr.args[0].value
             if isinstance(arg, cst.Attribute) and arg.attr.value == "shape":

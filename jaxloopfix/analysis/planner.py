@@ -120,7 +120,17 @@ class LoopPlanner:
                         )
         accumulator_names = set(appends)
 
-        refusal = shared_line or body_refusal(self.parsed, loop, loop_names, accumulator_names)
+        refusal = (
+            shared_line
+            or body_refusal(self.parsed, loop, loop_names, accumulator_names)
+            or self._module_call(loop)
+            or self._traced_condition(
+                loop,
+                set(element_names)
+                | {self.parsed.code(s.array) for s in plan.sequences}
+                | ({iteration.index} if iteration.index else set()),
+            )
+        )
         flow = block_flow(body, defined=set(loop_names))
         live = dataflow.live_after()
         for name in sorted(loop_names & live):
@@ -227,6 +237,81 @@ class LoopPlanner:
         if any(c.init == "array" or c.name in self.facts.names for c in plan.carries):
             return True
         return any(a.append is not None and self.facts.is_array(a.value) for a in plan.accumulators if a.value is not None)
+
+    def _traced_condition(self, loop: cst.For, per_step: set[str]) -> str | None:
+        """A Python `if`/`while` on a per-step value (`if mask[t]:`) fails under any trace: the loop
+        is reported, and JLF004's `jnp.where` fix comes first."""
+        found: list[str] = []
+        parsed = self.parsed
+
+        class Walk(cst.CSTVisitor):
+            def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+                return False
+
+            def visit_Lambda(self, node: cst.Lambda) -> bool:
+                return False
+
+            def _test(self, test: cst.BaseExpression) -> None:
+                if any(n.value in per_step for n in _value_names(test)):
+                    found.append(parsed.code(test))
+
+            def visit_If(self, node: cst.If) -> None:
+                self._test(node.test)
+
+            def visit_While(self, node: cst.While) -> None:
+                self._test(node.test)
+
+            def visit_IfExp(self, node: cst.IfExp) -> None:
+                self._test(node.test)
+
+        loop.body.visit(Walk())
+        if not found:
+            return None
+        return (
+            f"Python control flow on the per-step value `{found[0]}` fails under a trace "
+            "(see JLF004: `jnp.where` keeps it traced)"
+        )
+
+    def _module_call(self, loop: cst.For) -> str | None:
+        """Flax and Haiku modules keep state outside the trace: calling one inside `lax.scan`
+        fails, so a loop that calls a module (`self.cell(...)`, `nn.Dense(4)(x)`) has no fix."""
+        stateful_module = self.traced.module in {"Flax module", "Flax NNX module", "Haiku module"}
+        parsed = self.parsed
+        found: list[str] = []
+        # Local names bound to module instances: `cell = nn.LSTMCell(...)`.
+        instances = {
+            name
+            for name, values in self.iterations._local_values.items()
+            for value in values
+            if isinstance(value, cst.Call)
+            and isinstance(value.func, (cst.Name, cst.Attribute))
+            and (parsed.qualified_name(value.func) or "").startswith(("flax.", "haiku."))
+        }
+
+        class Walk(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> None:
+                func = node.func
+                if stateful_module and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+                    found.append(parsed.code(func))
+                elif isinstance(func, cst.Call):
+                    inner = func.func
+                    qname = parsed.qualified_name(inner) if isinstance(inner, (cst.Name, cst.Attribute)) else None
+                    if qname and qname.startswith(("flax.", "haiku.")):
+                        found.append(parsed.code(func))
+                elif isinstance(func, cst.Name) and func.value in instances:
+                    found.append(func.value)
+                elif isinstance(func, (cst.Name, cst.Attribute)):
+                    qname = parsed.qualified_name(func) or ""
+                    if qname.startswith(("haiku.", "flax.linen.")) and qname.rsplit(".", 1)[-1][:1].islower():
+                        found.append(parsed.code(func))  # hk.next_rng_key(), hk.get_state(): module state
+
+        loop.body.visit(Walk())
+        if not found:
+            return None
+        return (
+            f"the body calls `{found[0]}`, which uses Flax/Haiku module state; `lax.scan` cannot trace "
+            "module calls (scan the module with `nn.scan` / `hk.scan` instead)"
+        )
 
     def _runs_structured_loop(self, loop: cst.For) -> bool:
         parsed = self.parsed
@@ -672,6 +757,27 @@ def _walk(node: cst.CSTNode) -> list[cst.CSTNode]:
 
     node.visit(Walk())
     return out
+
+
+def _value_names(expr: cst.BaseExpression) -> list[cst.Name]:
+    """Names an expression reads as values: not through `.shape`/`.ndim`/`.dtype`/`.size` or `len()`."""
+    names: list[cst.Name] = []
+
+    class Walk(cst.CSTVisitor):
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            if node.attr.value in {"shape", "ndim", "dtype", "size"}:
+                return False
+            node.value.visit(self)
+            return False
+
+        def visit_Call(self, node: cst.Call) -> bool:
+            return not (isinstance(node.func, cst.Name) and node.func.value in {"len", "isinstance"})
+
+        def visit_Name(self, node: cst.Name) -> None:
+            names.append(node)
+
+    expr.visit(Walk())
+    return names
 
 
 def _rebinds(node: cst.BaseComp, name: str) -> bool:

@@ -5,6 +5,13 @@ site in the same module, or when it is defined inside or called from a traced
 function. Transforms are matched by qualified name (libcst's
 QualifiedNameProvider), so aliases (`import jax as jx`, `from jax import jit
 as J`) match and other libraries' `jit` (numba) never does.
+
+Frameworks add entry points: functions passed to `lax.scan`/`fori_loop`/
+`while_loop`/`cond`/`switch`/`map`, `custom_vjp`/`custom_jvp` rules, the
+methods of Flax (linen, NNX), Haiku and Equinox modules that run under a
+trace (never linen's `setup` nor constructors), `hk.transform` targets and
+numpyro models. Their callees follow by propagation. Only what one module
+shows is seen: a base class or a function from another module is unknown.
 """
 
 from __future__ import annotations
@@ -41,8 +48,87 @@ TRACING_TRANSFORMS: frozenset[str] = frozenset(
         "equinox.filter_vmap",
         "equinox.filter_pmap",
         "equinox.filter_checkpoint",
+        "jax.experimental.shard_map.shard_map",
+        "jax.shard_map",
+        "jax.custom_vjp",
+        "jax.custom_jvp",
     }
 )
+# Custom-derivative wrappers: `nondiff_argnums` are their static parameters, and their rules
+# (`.defvjp(fwd, bwd)`, `.defjvp(jvp)`) are traced too.
+CUSTOM_DERIVATIVES: frozenset[str] = frozenset({"jax.custom_vjp", "jax.custom_jvp"})
+RULE_REGISTRATIONS: frozenset[str] = frozenset({"defvjp", "defjvp"})
+
+
+@dataclass(frozen=True)
+class _Taker:
+    """A function that takes functions and traces them: which arguments, and whether their
+    parameters are known to be tracers (`lax.scan`'s body) or not (a numpyro model)."""
+
+    label: str
+    positions: tuple[int, ...] = (0,)
+    keywords: tuple[str, ...] = ()
+    transformed: bool = True
+    # Positions holding a list/tuple of functions (`lax.switch`'s branches).
+    sequences: tuple[int, ...] = ()
+
+
+_LAX_TAKERS: dict[str, _Taker] = {
+    "scan": _Taker("the body of", (0,), ("f",)),
+    "fori_loop": _Taker("the body of", (2,), ("body_fun",)),
+    "while_loop": _Taker("a function of", (0, 1), ("cond_fun", "body_fun")),
+    "cond": _Taker("a branch of", (1, 2), ("true_fun", "false_fun")),
+    "switch": _Taker("a branch of", (), ("branches",), sequences=(1,)),
+    "map": _Taker("the function of", (0,), ("f",)),
+    "associative_scan": _Taker("the function of", (0,), ("fn",)),
+}
+FUNCTION_TAKERS: dict[str, _Taker] = {
+    **{f"jax.lax.{name}": taker for name, taker in _LAX_TAKERS.items()},
+    **{f"haiku.{name}": taker for name, taker in _LAX_TAKERS.items() if name != "associative_scan"},
+    # Models and guides: traced by the inference algorithm, with the data passed to `run`.
+    **{
+        f"numpyro.infer.{name}": _Taker("the model of", (0,), ("model",), transformed=False)
+        for name in ("NUTS", "HMC", "SA", "BarkerMH", "hmc.NUTS", "hmc.HMC")
+    },
+    "numpyro.infer.SVI": _Taker("a model or guide of", (0, 1), ("model", "guide"), transformed=False),
+    "numpyro.infer.svi.SVI": _Taker("a model or guide of", (0, 1), ("model", "guide"), transformed=False),
+    "numpyro.infer.Predictive": _Taker("the model of", (0,), ("model", "guide"), transformed=False),
+    # Haiku: the function's parameters are what `apply` is given, not necessarily arrays.
+    "haiku.transform": _Taker("transformed by", (0,), ("f",), transformed=False),
+    "haiku.transform_with_state": _Taker("transformed by", (0,), ("f",), transformed=False),
+}
+# Lifted transforms whose target is a module class (its `__call__` is traced) or a function
+# taking modules (its parameters are modules and arrays: not known to be tracers).
+LIFTED_TRANSFORMS: frozenset[str] = frozenset(
+    {f"flax.linen.{name}" for name in ("scan", "remat", "checkpoint", "jit", "vmap", "remat_scan", "while_loop",
+                                        "cond", "switch", "map_variables", "grad", "value_and_grad", "jvp", "vjp")}
+    | {f"flax.nnx.{name}" for name in ("jit", "scan", "vmap", "remat", "grad", "value_and_grad", "pmap",
+                                        "shard_map", "fori_loop", "while_loop", "cond", "switch")}
+)
+
+
+@dataclass(frozen=True)
+class _Framework:
+    label: str  # "Flax module"
+    # "linen": `__call__` and `@nn.compact` methods; "call": `__call__`; "methods": every
+    # method but constructors and dunders.
+    entries: str
+
+
+MODULE_BASES: dict[str, _Framework] = {
+    "flax.linen.Module": _Framework("Flax module", "linen"),
+    "flax.linen.module.Module": _Framework("Flax module", "linen"),
+    "flax.nnx.Module": _Framework("Flax NNX module", "call"),
+    "flax.nnx.module.Module": _Framework("Flax NNX module", "call"),
+    "flax.experimental.nnx.Module": _Framework("Flax NNX module", "call"),
+    "haiku.Module": _Framework("Haiku module", "methods"),
+    "haiku.module.Module": _Framework("Haiku module", "methods"),
+    "equinox.Module": _Framework("Equinox module", "methods"),
+    "equinox._module.Module": _Framework("Equinox module", "methods"),
+}
+COMPACT: frozenset[str] = frozenset({"flax.linen.compact", "flax.linen.module.compact"})
+# Run at construction (or initialisation, for linen's `setup`), not under a trace.
+CONSTRUCTORS: frozenset[str] = frozenset({"__init__", "__post_init__", "__check_init__", "__new__", "setup"})
 PARTIAL: frozenset[str] = frozenset({"functools.partial"})
 
 
@@ -55,6 +141,9 @@ class TracedFunction:
     static_params: set[str] = field(default_factory=set)
     # True when a transform applies directly (its non-static parameters are tracers).
     transformed: bool = False
+    # For a method of a Flax/Haiku/Equinox module (or an extra base class's subclass): the
+    # framework's label. Its `self.*` attributes are hyperparameters (`self.num_layers`), not arrays.
+    module: str | None = None
 
     @property
     def name(self) -> str:
@@ -105,7 +194,7 @@ def _static_args(args: list[cst.Arg]) -> tuple[set[str], set[int]]:
             continue
         if arg.keyword.value == "static_argnames":
             names.update(_literal_strings(arg.value))
-        elif arg.keyword.value == "static_argnums":
+        elif arg.keyword.value in ("static_argnums", "nondiff_argnums"):
             nums.update(_literal_ints(arg.value))
     return names, nums
 
@@ -113,10 +202,20 @@ def _static_args(args: list[cst.Arg]) -> tuple[set[str], set[int]]:
 class TracedFinder:
     """Finds traced functions of one module."""
 
-    def __init__(self, parsed: ParsedModule, extra_decorators: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        parsed: ParsedModule,
+        extra_decorators: tuple[str, ...] = (),
+        extra_base_classes: tuple[str, ...] = (),
+    ) -> None:
         self.parsed = parsed
         self.transforms = TRACING_TRANSFORMS | frozenset(extra_decorators)
+        self.bases = dict(MODULE_BASES)
+        for name in extra_base_classes:
+            self.bases.setdefault(name, _Framework(f"subclass of `{name}` (extra-traced-base-classes)", "methods"))
         self.traced: dict[cst.FunctionDef, TracedFunction] = {}
+        # Functions wrapped by `custom_vjp`/`custom_jvp`: their `nondiff_argnums` count.
+        self._custom: dict[cst.FunctionDef, int] = {}
 
     # -- transform recognition -------------------------------------------------
     def transform_of(self, expr: cst.BaseExpression) -> _Transform | None:
@@ -165,18 +264,142 @@ class TracedFinder:
 
     def resolve_function(self, expr: cst.BaseExpression) -> cst.FunctionDef | None:
         """The FunctionDef a Name refers to in this module, if exactly one."""
+        found = self._definitions(expr, cst.FunctionDef)
+        return found[0] if len(found) == 1 else None  # type: ignore[return-value]
+
+    def resolve_class(self, expr: cst.BaseExpression) -> cst.ClassDef | None:
+        """The ClassDef a Name refers to in this module, if exactly one."""
+        found = self._definitions(expr, cst.ClassDef)
+        return found[0] if len(found) == 1 else None  # type: ignore[return-value]
+
+    def _definitions(self, expr: cst.BaseExpression, kind: type) -> list[cst.CSTNode]:
         if not isinstance(expr, cst.Name):
-            return None
+            return []
         scope = self.parsed.scope(expr)
         if scope is None:
+            return []
+        try:
+            assignments = scope[expr.value]
+        except Exception:  # noqa: BLE001 - a name libcst cannot look up is just unknown
+            return []
+        return [a.node for a in assignments if isinstance(getattr(a, "node", None), kind)]
+
+    def _qname(self, expr: cst.BaseExpression) -> str | None:
+        return self.parsed.qualified_name(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else None
+
+    # -- frameworks --------------------------------------------------------------
+    def framework_of(self, cls: cst.ClassDef, depth: int = 0) -> tuple[_Framework, str] | None:
+        """The framework a class belongs to (through same-module base classes), and its base's name."""
+        if depth > 16:
             return None
-        found = [a.node for a in scope[expr.value] if isinstance(getattr(a, "node", None), cst.FunctionDef)]
-        return found[0] if len(found) == 1 else None
+        for base in cls.bases:
+            if base.keyword is not None:
+                continue
+            qname = self._qname(base.value)
+            if qname in self.bases:
+                return self.bases[qname], qname
+            local = self.resolve_class(base.value)
+            if local is not None and local is not cls:
+                found = self.framework_of(local, depth + 1)
+                if found is not None:
+                    return found
+        return None
+
+    def _module_entries(self, cls: cst.ClassDef, framework: _Framework) -> list[tuple[cst.FunctionDef, str]]:
+        """Methods of a framework module that run under a trace, with the reason's suffix."""
+        entries: list[tuple[cst.FunctionDef, str]] = []
+        for statement in cls.body.body:
+            if not isinstance(statement, cst.FunctionDef):
+                continue
+            name = statement.name.value
+            decorators = [self._qname(d.decorator) for d in statement.decorators]
+            if name == "__call__":
+                entries.append((statement, ""))
+            elif framework.entries == "linen":
+                compact = next((d for d in statement.decorators if self._qname(d.decorator) in COMPACT), None)
+                if compact is not None:
+                    entries.append((statement, f" (decorated with `@{self.parsed.code(compact.decorator)}`)"))
+            elif framework.entries == "methods":
+                if name in CONSTRUCTORS or (name.startswith("__") and name.endswith("__")):
+                    continue
+                if any(d in ("builtins.staticmethod", "builtins.classmethod", "builtins.property") for d in decorators):
+                    continue
+                entries.append((statement, ""))
+        return entries
+
+    def _function_arguments(self, call: cst.Call) -> list[tuple[cst.FunctionDef, set[str], _Taker]]:
+        """Functions a call to a `_Taker` traces, with parameters bound by `partial` (static)."""
+        taker = FUNCTION_TAKERS.get(self._qname(call.func) or "")
+        if taker is None:
+            return []
+        positional = [a.value for a in call.args if a.keyword is None and not a.star]
+        if any(a.star for a in call.args):
+            positional = []  # positions unknown after `*args`
+        values: list[cst.BaseExpression] = []
+        positions = taker.positions
+        if self._qname(call.func) == "jax.lax.cond" and len(positional) == 5:
+            positions = (2, 4)  # the old `cond(pred, true_operand, true_fun, false_operand, false_fun)`
+        values += [positional[i] for i in positions if i < len(positional)]
+        for i in taker.sequences:
+            if i < len(positional):
+                values.append(positional[i])
+        values += [a.value for a in call.args if a.keyword is not None and a.keyword.value in taker.keywords]
+        found: list[tuple[cst.FunctionDef, set[str], _Taker]] = []
+        for value in values:
+            items = [e.value for e in value.elements] if isinstance(value, (cst.List, cst.Tuple)) else [value]
+            for item in items:
+                resolved = self._function_and_bound(item)
+                if resolved is not None:
+                    found.append((*resolved, taker))
+        return found
+
+    def _function_and_bound(self, expr: cst.BaseExpression) -> tuple[cst.FunctionDef, set[str]] | None:
+        """`f` -> (f, {}); `partial(f, a, k=b)` -> (f, {f's first parameter, k})."""
+        func = self.resolve_function(expr)
+        if func is not None:
+            return func, set()
+        if isinstance(expr, cst.Call) and self._qname(expr.func) in PARTIAL and expr.args:
+            first = expr.args[0]
+            if first.keyword is not None or first.star:
+                return None
+            func = self.resolve_function(first.value)
+            if func is None or any(a.star for a in expr.args[1:]):
+                return None
+            params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
+            bound_positional = [a for a in expr.args[1:] if a.keyword is None]
+            bound = set(params[: len(bound_positional)])
+            bound |= {a.keyword.value for a in expr.args[1:] if a.keyword is not None}
+            return func, bound
+        return None
+
+    def _lifted_target(self, call: cst.Call) -> cst.ClassDef | cst.FunctionDef | None:
+        """`nn.scan(Cell, ...)` / `nn.remat(Block)`: the class (or module-taking function) it lifts."""
+        if self._qname(call.func) not in LIFTED_TRANSFORMS:
+            return None
+        positional = [a.value for a in call.args if a.keyword is None and not a.star]
+        if not positional:
+            return None
+        return self.resolve_class(positional[0]) or self.resolve_function(positional[0])
+
+    def _custom_receiver(self, expr: cst.BaseExpression) -> int | None:
+        """For `f.defvjp`: the `nondiff_argnums` count when `f` is a custom-derivative function."""
+        func = self.resolve_function(expr)
+        if func is not None:
+            return self._custom.get(func)
+        for name in self._definitions(expr, cst.Name):
+            target = self.parsed.parent(name)
+            assign = self.parsed.parent(target) if isinstance(target, cst.AssignTarget) else None
+            if isinstance(assign, cst.Assign) and isinstance(assign.value, cst.Call):
+                wrapped = self.wrapped_function(assign.value)
+                if wrapped is not None and wrapped[1].name in CUSTOM_DERIVATIVES:
+                    return len(wrapped[1].static_nums)
+        return None
 
     # -- the search ------------------------------------------------------------
     def find(self) -> dict[cst.FunctionDef, TracedFunction]:
         functions: list[cst.FunctionDef] = []
         calls: list[cst.Call] = []
+        classes: list[cst.ClassDef] = []
         parsed = self.parsed
 
         class Collect(cst.CSTVisitor):
@@ -185,6 +408,9 @@ class TracedFinder:
 
             def visit_Call(self, node: cst.Call) -> None:
                 calls.append(node)
+
+            def visit_ClassDef(self, node: cst.ClassDef) -> None:
+                classes.append(node)
 
         parsed.module.visit(Collect())
 
@@ -203,6 +429,7 @@ class TracedFinder:
             if wrapped is not None and wrapped[0] not in self.traced:
                 func, transform = wrapped
                 self._mark(func, self._at_line(f"wrapped by `{_short(parsed.code(call))}`", call), transform)
+        self._mark_framework_entries(functions, calls, classes)
 
         # Propagate: nested definitions and same-module callees of traced functions.
         work = list(self.traced.values())
@@ -213,6 +440,11 @@ class TracedFinder:
                     traced = TracedFunction(inner, reason)
                     self.traced[inner] = traced
                     work.append(traced)
+        for traced in self.traced.values():
+            cls = self.parsed.parent(self.parsed.parent(traced.node) or traced.node)
+            if isinstance(cls, cst.ClassDef):  # a method: FunctionDef <- IndentedBlock <- ClassDef
+                found = self.framework_of(cls)
+                traced.module = found[0].label if found is not None else None
         return self.traced
 
     def _at_line(self, text: str, node: cst.CSTNode) -> Callable[[], str]:
@@ -225,6 +457,86 @@ class TracedFinder:
             if -len(params) <= num < len(params):
                 static.add(params[num])
         self.traced[func] = TracedFunction(func, reason, static, transformed=True)
+        if transform.name in CUSTOM_DERIVATIVES:
+            self._custom[func] = len(transform.static_nums)
+
+    def _seed(
+        self, func: cst.FunctionDef, reason: str | Callable[[], str], *, transformed: bool, static: set[str] = frozenset()
+    ) -> None:
+        """An entry point found by a framework rule; an earlier (transform) finding wins."""
+        if func not in self.traced:
+            self.traced[func] = TracedFunction(func, reason, set(static) if transformed else set(), transformed)
+
+    def _mark_framework_entries(
+        self, functions: list[cst.FunctionDef], calls: list[cst.Call], classes: list[cst.ClassDef]
+    ) -> None:
+        parsed = self.parsed
+        # Functions whose parameters are tracers: `lax.scan` bodies, branches, custom rules.
+        for call in calls:
+            for func, bound, taker in self._function_arguments(call):
+                if taker.transformed:
+                    callee = _short(parsed.code(call.func), 40)
+                    self._seed(func, self._at_line(f"{taker.label} `{callee}`", call), transformed=True, static=bound)
+            func_expr = call.func
+            if isinstance(func_expr, cst.Attribute) and func_expr.attr.value in RULE_REGISTRATIONS:
+                nondiff = self._custom_receiver(func_expr.value)
+                if nondiff is None:
+                    continue
+                primal = parsed.code(func_expr.value)
+                for arg in call.args:
+                    if arg.star:
+                        continue
+                    rule = self._function_and_bound(arg.value)
+                    if rule is not None:
+                        func, bound = rule
+                        params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
+                        reason = self._at_line(f"a rule given to `{primal}.{func_expr.attr.value}`", call)
+                        self._seed(func, reason, transformed=True, static=bound | set(params[:nondiff]))
+        for func in functions:
+            for decorator in func.decorators:
+                expr = decorator.decorator
+                if isinstance(expr, cst.Attribute) and expr.attr.value in RULE_REGISTRATIONS:
+                    nondiff = self._custom_receiver(expr.value)
+                    if nondiff is not None:
+                        params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
+                        reason = f"decorated with `@{parsed.code(expr)}`"
+                        self._seed(func, reason, transformed=True, static=set(params[:nondiff]))
+        # Entry points whose parameters are not known to be tracers.
+        for cls in classes:
+            found = self.framework_of(cls)
+            if found is None:
+                continue
+            framework, _ = found
+            for method, suffix in self._module_entries(cls, framework):
+                reason = f"method `{method.name.value}` of {framework.label} `{cls.name.value}`{suffix}"
+                if framework.label.startswith("subclass"):
+                    reason = f"method `{method.name.value}` of `{cls.name.value}`, a {framework.label}"
+                self._seed(method, reason, transformed=False)
+        for func in functions:
+            for decorator in func.decorators:
+                expr = decorator.decorator
+                target = expr.func if isinstance(expr, cst.Call) else expr
+                if isinstance(target, cst.Call) and self._qname(target.func) in PARTIAL and target.args:
+                    target = target.args[0].value  # `@partial(nn.jit, ...)`
+                name = self._qname(target)
+                taker = FUNCTION_TAKERS.get(name or "")
+                if name in LIFTED_TRANSFORMS or (taker is not None and not taker.transformed and taker.positions):
+                    self._seed(func, f"decorated with `@{_short(parsed.code(expr), 40)}`", transformed=False)
+                    break
+        for call in calls:
+            for func, _bound, taker in self._function_arguments(call):
+                if not taker.transformed:
+                    reason = self._at_line(f"{taker.label} `{_short(parsed.code(call.func), 40)}`", call)
+                    self._seed(func, reason, transformed=False)
+            target = self._lifted_target(call)
+            lifted = _short(parsed.code(call.func), 40)
+            if isinstance(target, cst.FunctionDef):
+                self._seed(target, self._at_line(f"lifted by `{lifted}`", call), transformed=False)
+            elif isinstance(target, cst.ClassDef):
+                for statement in target.body.body:
+                    if isinstance(statement, cst.FunctionDef) and statement.name.value == "__call__":
+                        reason = self._at_line(f"method `__call__` of `{target.name.value}`, lifted by `{lifted}`", call)
+                        self._seed(statement, reason, transformed=False)
 
     def _reached_from(self, traced: TracedFunction) -> list[tuple[cst.FunctionDef, str | Callable[[], str]]]:
         found: list[tuple[cst.FunctionDef, str | Callable[[], str]]] = []
@@ -266,5 +578,7 @@ def _short(code: str, limit: int = 60) -> str:
     return code if len(code) <= limit else code[: limit - 1] + "…"
 
 
-def find_traced_functions(parsed: ParsedModule, extra_decorators: tuple[str, ...] = ()) -> dict[cst.FunctionDef, TracedFunction]:
-    return TracedFinder(parsed, extra_decorators).find()
+def find_traced_functions(
+    parsed: ParsedModule, extra_decorators: tuple[str, ...] = (), extra_base_classes: tuple[str, ...] = ()
+) -> dict[cst.FunctionDef, TracedFunction]:
+    return TracedFinder(parsed, extra_decorators, extra_base_classes).find()

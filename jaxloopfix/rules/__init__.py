@@ -5,8 +5,19 @@ from __future__ import annotations
 from jaxloopfix.rules.base import FileContext, Rule
 from jaxloopfix.rules.jlf001_scan_outputs import ScanWithOutputs
 from jaxloopfix.rules.jlf002_scan_carry import ScanCarryOnly
+from jaxloopfix.rules.jlf003_traced_trip_count import TracedTripCount
+from jaxloopfix.rules.jlf004_traced_condition import TracedCondition
+from jaxloopfix.rules.jlf005_traced_slice import TracedSlice
+from jaxloopfix.rules.jlf006_host_conversion import HostConversion
 
-ALL_RULES: list[type[Rule]] = [ScanWithOutputs, ScanCarryOnly]
+ALL_RULES: list[type[Rule]] = [
+    ScanWithOutputs,
+    ScanCarryOnly,
+    TracedTripCount,
+    TracedCondition,
+    TracedSlice,
+    HostConversion,
+]
 RULES_BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in ALL_RULES}
 
 __all__ = ["ALL_RULES", "RULES_BY_CODE", "FileContext", "Rule"]

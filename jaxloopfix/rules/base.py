@@ -30,7 +30,9 @@ class FileContext:
 
     @cached_property
     def traced(self) -> dict[cst.FunctionDef, TracedFunction]:
-        return find_traced_functions(self.parsed, self.settings.extra_traced_decorators)
+        return find_traced_functions(
+            self.parsed, self.settings.extra_traced_decorators, self.settings.extra_traced_base_classes
+        )
 
     @cached_property
     def loop_plans(self) -> list[LoopPlan]:
@@ -71,6 +73,8 @@ class Rule:
     code: ClassVar[str]
     name: ClassVar[str]
     summary: ClassVar[str]
+    # False for rules that report code without `for` loops: the pre-filter must let more through.
+    needs_loop: ClassVar[bool] = True
 
     def check(self, context: FileContext) -> Iterator[Diagnostic]:
         raise NotImplementedError

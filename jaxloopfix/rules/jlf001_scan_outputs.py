@@ -51,7 +51,10 @@ class ScanWithOutputs(Rule):
     axis, slicing for offsets and steps), the index becomes `jnp.arange(...)` in
     `xs` when the body uses it, descending loops use `reverse=True`, and the
     `jnp.stack(...)` (with its `axis`) becomes the scan's stacked output in the
-    order the list held.
+    order the list held. A loop that carries nothing (every step independent, only
+    `outs.append(f(x_t))`) becomes `outs = jax.vmap(lambda x_t: f(x_t))(xs)` (or a
+    nested `def step(x_t)` for longer bodies), with `in_axes`/`out_axes` for other
+    axes, under the same safety rules.
 
     ## Fix safety
     The fix is safe when the analysis proves: every carry starts as an array

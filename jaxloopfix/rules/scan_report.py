@@ -8,9 +8,11 @@ from jaxloopfix.analysis.plan import LoopPlan
 from jaxloopfix.diagnostics import Applicability, Diagnostic, Fix, Location
 from jaxloopfix.rewrite.edits import diff_edits
 from jaxloopfix.rewrite.scan import ScanRenderer
+from jaxloopfix.rewrite.vmap import VmapRenderer, is_map_only
 from jaxloopfix.rules.base import FileContext
 
 FIX_TITLE = "Rewrite loop with `lax.scan`"
+VMAP_FIX_TITLE = "Rewrite loop with `jax.vmap` (its steps are independent)"
 
 
 def _names(names: list[str]) -> str:
@@ -51,7 +53,9 @@ def loop_diagnostic(context: FileContext, plan: LoopPlan, code: str) -> Diagnost
         f"Python `for` loop over `{plan.iterates}` in traced function `{plan.function.name}` "
         f"is unrolled into one copy per step"
     )
-    if what:
+    if what and plan.refusal is None and is_map_only(plan):
+        message += f"; its steps are independent: as a `jax.vmap` it {what.replace('scans over', 'maps over')}"
+    elif what:
         message += f"; as a `lax.scan` it {what}"
     fix = None
     reason = plan.refusal
@@ -76,7 +80,8 @@ def render_fix(context: FileContext, plan: LoopPlan) -> tuple[Fix | None, str | 
     """The fix for a plan, or the reason none could be rendered."""
     try:
         unroll = context.settings.unroll_for(plan.function.name)
-        module = ScanRenderer(context.parsed, plan, unroll).render()
+        renderer = VmapRenderer if is_map_only(plan) else ScanRenderer
+        module = renderer(context.parsed, plan, unroll).render()
         new_text = module.code
         cst.parse_module(new_text)  # the rewrite must itself parse
     except Exception as exc:  # a rendering bug must never cost the diagnostic
@@ -85,7 +90,7 @@ def render_fix(context: FileContext, plan: LoopPlan) -> tuple[Fix | None, str | 
     if not edits:
         return None, "the rewrite produced no change"
     applicability = Applicability.UNSAFE if plan.unsafe_reasons else Applicability.SAFE
-    message = FIX_TITLE
+    message = VMAP_FIX_TITLE if is_map_only(plan) else FIX_TITLE
     if plan.unsafe_reasons:
         message += " (unsafe: " + "; ".join(plan.unsafe_reasons) + ")"
     return Fix(applicability, message, edits), None

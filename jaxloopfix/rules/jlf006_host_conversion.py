@@ -1,0 +1,124 @@
+"""JLF006: host conversions of traced values (`np.asarray(x)`, `float(x)`, `x.item()`, `print(x)`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from jaxloopfix.analysis.traced_values import own_nodes, traced_values
+from jaxloopfix.diagnostics import Diagnostic, Location
+from jaxloopfix.rules.base import FileContext, Rule
+
+NUMPY_CONVERSIONS = frozenset(
+    {"numpy.asarray", "numpy.array", "numpy.asanyarray", "numpy.ascontiguousarray", "numpy.copy"}
+)
+SCALAR_BUILTINS = frozenset({"float", "int", "bool", "complex"})
+HOST_METHODS = frozenset({"item", "tolist"})
+
+
+class HostConversion(Rule):
+    """## What it does
+    Checks for traced values converted to host values inside a traced
+    function: `np.asarray(x)` / `np.array(x)`, `float(x)`, `int(x)`,
+    `bool(x)`, `x.item()`, `x.tolist()`, and `print(x)`.
+
+    ## Why is this bad?
+    While JAX traces a function its arguments are abstract tracers with no
+    values. `np.asarray(x)` raises `TracerArrayConversionError`; `float(x)`,
+    `int(x)`, `bool(x)`, `x.item()` and `x.tolist()` raise
+    `ConcretizationTypeError`; `print(x)` runs once, at trace time, and
+    prints the tracer instead of its values.
+
+    ## Example
+    ```python
+    @jax.jit
+    def loss(x):
+        print(x)
+        return float(np.asarray(x).sum())
+    ```
+
+    Use instead:
+    ```python
+    @jax.jit
+    def loss(x):
+        jax.debug.print("{x}", x=x)
+        return jnp.asarray(x).sum()
+    ```
+
+    ## Fix safety
+    No fix is offered: the right replacement (`jnp` instead of `np`, keeping
+    the value an array, `jax.debug.print`, or making the argument static)
+    depends on what the code needs the host value for.
+    """
+
+    code = "JLF006"
+    needs_loop = False
+    name = "host-conversion"
+    summary = "Traced value converted to a host value: tracing raises or prints a tracer"
+
+    def check(self, context: FileContext) -> Iterator[Diagnostic]:
+        parsed = context.parsed
+        for traced in context.traced.values():
+            if not traced.transformed:
+                continue
+            values = traced_values(parsed, traced)
+            if not values.names:
+                continue
+            for call in own_nodes(traced.node, cst.Call):
+                assert isinstance(call, cst.Call)
+                message = self._message(context, values, call, traced.name)
+                if message is None:
+                    continue
+                position = parsed.position(call)
+                yield Diagnostic(
+                    code=self.code,
+                    message=message,
+                    filename=parsed.filename,
+                    location=Location(position.start.line, position.start.column + 1),
+                    end_location=Location(position.end.line, position.end.column + 1),
+                    fix=None,
+                    no_fix_reason="the replacement depends on what the host value is used for",
+                    traced_reason=f"`{traced.name}` is traced: {traced.reason}",
+                    extra={"function": traced.name},
+                )
+
+    def _message(self, context: FileContext, values, call: cst.Call, name: str) -> str | None:
+        parsed = context.parsed
+        code = lambda node: _short(parsed.code(node))  # noqa: E731
+        args = [a for a in call.args if a.keyword is None and not a.star]
+        func = call.func
+        qnames = parsed.qualified_names(func) if isinstance(func, (cst.Name, cst.Attribute)) else set()
+        if qnames & NUMPY_CONVERSIONS and args and values.is_traced(args[0].value):
+            return (
+                f"`{code(call)}` converts traced value `{code(args[0].value)}` to a NumPy array in traced "
+                f"function `{name}`: tracing raises `TracerArrayConversionError`; use `jnp` instead of `np`"
+            )
+        if isinstance(func, cst.Name) and (f"builtins.{func.value}" in qnames or not qnames):
+            if func.value in SCALAR_BUILTINS and len(args) == 1 and len(call.args) == 1 and values.is_traced(args[0].value):
+                return (
+                    f"`{code(call)}` converts traced value `{code(args[0].value)}` to a Python "
+                    f"`{func.value}` in traced function `{name}`: tracing raises `ConcretizationTypeError`; "
+                    f"keep the value an array (e.g. `.astype(...)`), or make the argument it comes from static"
+                )
+            if func.value == "print":
+                printed = [a.value for a in call.args if a.keyword is None and values.is_traced(a.value)]
+                if printed:
+                    what = ", ".join(f"`{code(v)}`" for v in printed)
+                    return (
+                        f"`print` of traced value{'s' if len(printed) > 1 else ''} {what} in traced function "
+                        f"`{name}` runs once at trace time and prints a tracer, not values; use "
+                        f"`jax.debug.print` instead"
+                    )
+        if isinstance(func, cst.Attribute) and func.attr.value in HOST_METHODS and not call.args:
+            if values.is_traced(func.value):
+                return (
+                    f"`{code(call)}` converts traced value `{code(func.value)}` to a Python value in traced "
+                    f"function `{name}`: tracing raises `ConcretizationTypeError`; keep the value an array"
+                )
+        return None
+
+
+def _short(code: str, limit: int = 60) -> str:
+    code = " ".join(code.split())
+    return code if len(code) <= limit else code[: limit - 1] + "…"
