@@ -19,6 +19,7 @@ from jaxloopfix.analysis.plan import LoopPlan
 from jaxloopfix.analysis.planner import LoopPlanner
 from jaxloopfix.analysis.source import ParsedModule
 from jaxloopfix.analysis.traced import TracedFunction, find_traced_functions
+from jaxloopfix.analysis.traced_values import TracedValues, traced_values
 from jaxloopfix.config import Settings
 from jaxloopfix.diagnostics import Diagnostic
 
@@ -33,6 +34,14 @@ class FileContext:
         return find_traced_functions(
             self.parsed, self.settings.extra_traced_decorators, self.settings.extra_traced_base_classes
         )
+
+    def traced_value_functions(self) -> Iterator[tuple[TracedFunction, TracedValues]]:
+        """Functions a transform applies to directly, with their traced values (rules on values)."""
+        for traced in self.traced.values():
+            if traced.transformed:
+                values = traced_values(self.parsed, traced)
+                if values.names:
+                    yield traced, values
 
     @cached_property
     def loop_plans(self) -> list[LoopPlan]:

@@ -9,7 +9,7 @@ import libcst as cst
 from jaxloopfix.analysis.arrays import ArrayFacts
 from jaxloopfix.analysis.names import loads, parameters, stored_names
 from jaxloopfix.analysis.traced import PARTIAL, TracedFunction
-from jaxloopfix.analysis.traced_values import TracedValues, own_nodes, traced_values
+from jaxloopfix.analysis.traced_values import TracedValues, own_nodes
 from jaxloopfix.diagnostics import Applicability, Diagnostic, Fix, Location
 from jaxloopfix.rewrite.edits import diff_edits
 from jaxloopfix.rewrite.imports import module_aliases
@@ -74,12 +74,7 @@ class TracedTripCount(Rule):
 
     def check(self, context: FileContext) -> Iterator[Diagnostic]:
         parsed = context.parsed
-        for traced in context.traced.values():
-            if not traced.transformed:
-                continue
-            values = traced_values(parsed, traced)
-            if not values.names:
-                continue
+        for traced, values in context.traced_value_functions():
             for loop in own_nodes(traced.node, cst.For):
                 assert isinstance(loop, cst.For)
                 call = loop.iter

@@ -9,7 +9,7 @@ import libcst as cst
 from jaxloopfix.analysis.arrays import ArrayFacts
 from jaxloopfix.analysis.names import parameters
 from jaxloopfix.analysis.traced import TracedFunction
-from jaxloopfix.analysis.traced_values import TracedValues, own_nodes, traced_values
+from jaxloopfix.analysis.traced_values import TracedValues, own_nodes
 from jaxloopfix.diagnostics import Applicability, Diagnostic, Fix, Location
 from jaxloopfix.rewrite.edits import diff_edits
 from jaxloopfix.rewrite.imports import ImportPlan
@@ -69,12 +69,7 @@ class TracedSlice(Rule):
 
     def check(self, context: FileContext) -> Iterator[Diagnostic]:
         parsed = context.parsed
-        for traced in context.traced.values():
-            if not traced.transformed:
-                continue
-            values = traced_values(parsed, traced)
-            if not values.names:
-                continue
+        for traced, values in context.traced_value_functions():
             facts: ArrayFacts | None = None
             for subscript in own_nodes(traced.node, cst.Subscript):
                 assert isinstance(subscript, cst.Subscript)

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from jaxloopfix.analysis.traced_values import own_nodes, traced_values
+from jaxloopfix.analysis.traced_values import own_nodes
 from jaxloopfix.diagnostics import Diagnostic, Location
 from jaxloopfix.rules.base import FileContext, Rule
 
@@ -59,12 +59,7 @@ class HostConversion(Rule):
 
     def check(self, context: FileContext) -> Iterator[Diagnostic]:
         parsed = context.parsed
-        for traced in context.traced.values():
-            if not traced.transformed:
-                continue
-            values = traced_values(parsed, traced)
-            if not values.names:
-                continue
+        for traced, values in context.traced_value_functions():
             for call in own_nodes(traced.node, cst.Call):
                 assert isinstance(call, cst.Call)
                 message = self._message(context, values, call, traced.name)
