@@ -18,7 +18,7 @@ from __future__ import annotations
 import libcst as cst
 
 from jaxloopfix.analysis.plan import Accumulator, LoopPlan, Sequence
-from jaxloopfix.rewrite.scan import ScanRenderer, _comments, _ModuleRewrite, _pack, _ReplaceReads
+from jaxloopfix.rewrite.scan import ScanRenderer, _comments, _ModuleRewrite, _ReplaceReads
 
 
 def is_map_only(plan: LoopPlan) -> bool:

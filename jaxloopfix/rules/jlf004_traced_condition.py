@@ -80,7 +80,6 @@ class TracedCondition(Rule):
     summary = "Python `if`/`while`/`and`/`or` on a traced value raises `TracerBoolConversionError` under tracing"
 
     def check(self, context: FileContext) -> Iterator[Diagnostic]:
-        parsed = context.parsed
         for traced, values in context.traced_value_functions():
             checker = _Checker(context, traced, values)
             yield from checker.diagnostics()
