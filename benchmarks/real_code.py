@@ -16,7 +16,6 @@ import argparse
 import importlib.metadata
 import importlib.util
 import multiprocessing
-import os
 import sys
 import time
 import traceback
@@ -67,7 +66,10 @@ def lint_file(path: str) -> tuple[str, str, list[tuple[int, int, str, str, str]]
             how = f"fix: {d.fix.applicability.value}"
         else:
             how = f"no fix: {d.no_fix_reason}" if d.no_fix_reason else "no fix"
-        rows.append((d.location.row, d.location.column, d.code, d.message, how))
+        message = d.message
+        if d.no_fix_reason and message.endswith(f" ({how})"):
+            message = message[: -len(f" ({how})")]  # the engine already appends the reason
+        rows.append((d.location.row, d.location.column, d.code, message, how))
     return path, "ok", rows, ""
 
 

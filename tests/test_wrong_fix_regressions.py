@@ -171,3 +171,26 @@ def test_list_argument_stacked_only_after_the_loop_is_not_scanned():
         "        h = h * 0.5 + xs[t]\n        hs.append(h)\n    xs = jnp.stack(xs)\n    return jnp.stack(hs), xs.sum()\n"
     )
     assert apply_fixes(source, "t.py", Settings())[2] == 0
+
+
+REAL_CODE_FALSE_POSITIVES = {
+    # jax pallas attention kernels: static arguments of custom_vjp rules.
+    "custom_vjp_rule_static_flag": (
+        "import functools\nimport jax\n\n@functools.partial(jax.custom_vjp, nondiff_argnums=(1,))\n"
+        "def f(x, flag):\n    return x\n\ndef f_fwd(x, flag):\n    if flag:\n        raise NotImplementedError\n"
+        "    return x, x\n\ndef f_bwd(flag, res, g):\n    return (g,)\n\nf.defvjp(f_fwd, f_bwd)\n"
+    ),
+    "custom_vjp_nondiff_range": (
+        "import functools\nimport jax\n\n@functools.partial(jax.custom_vjp, nondiff_argnums=range(1, 2))\n"
+        "def f(x, flag):\n    if flag:\n        return x\n    return 2 * x\n"
+    ),
+    # equinox adaptive pooling: an argument vmap leaves unmapped stays a Python int.
+    "vmap_unmapped_argument": (
+        "import jax\n\ndef g(x, n):\n    if n != 0:\n        return x[:n]\n    return x\n\nh = jax.vmap(g, (0, None))\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REAL_CODE_FALSE_POSITIVES))
+def test_static_values_in_real_code_patterns_are_not_flagged(name):
+    assert lint_text(REAL_CODE_FALSE_POSITIVES[name], "t.py", Settings()) == []

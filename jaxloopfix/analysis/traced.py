@@ -176,7 +176,18 @@ def _literal_ints(expr: cst.BaseExpression) -> list[int]:
         for element in expr.elements:
             out.extend(_literal_ints(element.value))
         return out
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "range":
+        bounds = [_literal_ints(a.value) for a in expr.args]
+        if all(len(b) == 1 for b in bounds) and 1 <= len(bounds) <= 3:
+            return list(range(*(b[0] for b in bounds)))
     return []
+
+
+def _unmapped(in_axes: cst.BaseExpression) -> set[int]:
+    """Positions `in_axes` leaves unmapped (`None`): those arguments pass through untraced by vmap."""
+    if isinstance(in_axes, (cst.Tuple, cst.List)):
+        return {i for i, e in enumerate(in_axes.elements) if isinstance(e.value, cst.Name) and e.value.value == "None"}
+    return set()
 
 
 @dataclass
@@ -196,6 +207,8 @@ def _static_args(args: list[cst.Arg]) -> tuple[set[str], set[int]]:
             names.update(_literal_strings(arg.value))
         elif arg.keyword.value in ("static_argnums", "nondiff_argnums"):
             nums.update(_literal_ints(arg.value))
+        elif arg.keyword.value == "in_axes":
+            nums.update(_unmapped(arg.value))
     return names, nums
 
 
@@ -250,6 +263,8 @@ class TracedFinder:
         names, nums = _static_args(list(call.args))
         transform.static_names |= names
         transform.static_nums |= nums
+        if transform.name == "jax.vmap" and len(positional) > 1:
+            transform.static_nums |= _unmapped(positional[1].value)  # `jax.vmap(g, (0, None))`
         target = positional[0].value
         if isinstance(target, cst.Call):
             inner = self.wrapped_function(target)
@@ -491,7 +506,9 @@ class TracedFinder:
                         func, bound = rule
                         params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
                         reason = self._at_line(f"a rule given to `{primal}.{func_expr.attr.value}`", call)
-                        self._seed(func, reason, transformed=True, static=bound | set(params[:nondiff]))
+                        # Which parameters are static differs between fwd, bwd and jvp rules:
+                        # not known to be tracers (precision first).
+                        self._seed(func, reason, transformed=False, static=bound | set(params[:nondiff]))
         for func in functions:
             for decorator in func.decorators:
                 expr = decorator.decorator
@@ -500,7 +517,7 @@ class TracedFinder:
                     if nondiff is not None:
                         params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
                         reason = f"decorated with `@{parsed.code(expr)}`"
-                        self._seed(func, reason, transformed=True, static=set(params[:nondiff]))
+                        self._seed(func, reason, transformed=False, static=set(params[:nondiff]))
         # Entry points whose parameters are not known to be tracers.
         for cls in classes:
             found = self.framework_of(cls)
