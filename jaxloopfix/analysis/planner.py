@@ -18,7 +18,7 @@ from jaxloopfix.analysis.index_use import IndexUseChecker
 from jaxloopfix.analysis.loops import IterationAnalyzer, TripCount
 from jaxloopfix.analysis.names import assigned_names, block_flow, loads, parameters, stored_names
 from jaxloopfix.analysis.plan import Accumulator, Carry, LoopPlan, Sequence
-from jaxloopfix.analysis.source import ParsedModule
+from jaxloopfix.analysis.source import ParsedModule, descendants
 from jaxloopfix.analysis.traced import TracedFunction
 
 GROWING = frozenset(
@@ -70,7 +70,7 @@ class LoopPlanner:
         early = iteration.refusal
         if early is None and not isinstance(loop.body, cst.IndentedBlock):
             early = "the loop body is on the `for` line; put it on its own lines to get a fix"
-        if early is None and any(isinstance(n, cst.NamedExpr) for n in _walk(loop.iter)):
+        if early is None and any(isinstance(n, cst.NamedExpr) for n in descendants(loop.iter)):
             early = "the loop header has an assignment expression (`:=`)"
         if early is not None:
             evidence = bool(iteration.elements) or (
@@ -80,7 +80,7 @@ class LoopPlanner:
                 return None
             plan.refusal = early
             plan.bounds = None
-            if any(_append_target(s) for s in _walk(loop.body)):
+            if any(_append_target(s) for s in descendants(loop.body)):
                 plan.accumulators.append(_placeholder_accumulator("", loop))  # reported as JLF001
             return plan
         body = list(loop.body.body)
@@ -698,7 +698,7 @@ def _integer_array(parsed: ParsedModule, call: cst.Call) -> bool:
 
 
 def _may_leave_integers(value: cst.BaseExpression, per_step: set[str]) -> bool:
-    for node in _walk(value):
+    for node in descendants(value):
         if isinstance(node, cst.Float) or isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide):
             return True
         if isinstance(node, cst.Name) and node.value in per_step:
@@ -747,16 +747,6 @@ def _broadcasts_per_step(parsed: ParsedModule, value: cst.BaseExpression, per_st
     return False
 
 
-def _walk(node: cst.CSTNode) -> list[cst.CSTNode]:
-    out: list[cst.CSTNode] = []
-
-    class Walk(cst.CSTVisitor):
-        def on_visit(self, inner: cst.CSTNode) -> bool:
-            out.append(inner)
-            return True
-
-    node.visit(Walk())
-    return out
 
 
 def _value_names(expr: cst.BaseExpression) -> list[cst.Name]:

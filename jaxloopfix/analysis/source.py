@@ -117,6 +117,25 @@ class ParsedModule:
         return self.text.splitlines(keepends=True)
 
 
+def descendants(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """`node` and every node below it, in document order."""
+    out: list[cst.CSTNode] = []
+
+    class Walk(cst.CSTVisitor):
+        def on_visit(self, inner: cst.CSTNode) -> bool:
+            out.append(inner)
+            return True
+
+    node.visit(Walk())
+    return out
+
+
+def shorten(code: str, limit: int = 60) -> str:
+    """Source code on one line, cut to `limit` characters, for messages."""
+    code = " ".join(code.split())
+    return code if len(code) <= limit else code[: limit - 1] + "…"
+
+
 def _document_order(module: cst.Module) -> dict[cst.CSTNode, tuple[int, int]]:
     order: dict[cst.CSTNode, tuple[int, int]] = {}
     starts: dict[cst.CSTNode, int] = {}

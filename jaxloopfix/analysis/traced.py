@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from jaxloopfix.analysis.names import parameters
-from jaxloopfix.analysis.source import ParsedModule
+from jaxloopfix.analysis.source import ParsedModule, shorten
 
 # Qualified names of transforms whose function argument is traced.
 TRACING_TRANSFORMS: frozenset[str] = frozenset(
@@ -443,7 +443,7 @@ class TracedFinder:
             wrapped = self.wrapped_function(call)
             if wrapped is not None and wrapped[0] not in self.traced:
                 func, transform = wrapped
-                self._mark(func, self._at_line(f"wrapped by `{_short(parsed.code(call))}`", call), transform)
+                self._mark(func, self._at_line(f"wrapped by `{shorten(parsed.code(call))}`", call), transform)
         self._mark_framework_entries(functions, calls, classes)
 
         # Propagate: nested definitions and same-module callees of traced functions.
@@ -490,7 +490,7 @@ class TracedFinder:
         for call in calls:
             for func, bound, taker in self._function_arguments(call):
                 if taker.transformed:
-                    callee = _short(parsed.code(call.func), 40)
+                    callee = shorten(parsed.code(call.func), 40)
                     self._seed(func, self._at_line(f"{taker.label} `{callee}`", call), transformed=True, static=bound)
             func_expr = call.func
             if isinstance(func_expr, cst.Attribute) and func_expr.attr.value in RULE_REGISTRATIONS:
@@ -538,15 +538,15 @@ class TracedFinder:
                 name = self._qname(target)
                 taker = FUNCTION_TAKERS.get(name or "")
                 if name in LIFTED_TRANSFORMS or (taker is not None and not taker.transformed and taker.positions):
-                    self._seed(func, f"decorated with `@{_short(parsed.code(expr), 40)}`", transformed=False)
+                    self._seed(func, f"decorated with `@{shorten(parsed.code(expr), 40)}`", transformed=False)
                     break
         for call in calls:
             for func, _bound, taker in self._function_arguments(call):
                 if not taker.transformed:
-                    reason = self._at_line(f"{taker.label} `{_short(parsed.code(call.func), 40)}`", call)
+                    reason = self._at_line(f"{taker.label} `{shorten(parsed.code(call.func), 40)}`", call)
                     self._seed(func, reason, transformed=False)
             target = self._lifted_target(call)
-            lifted = _short(parsed.code(call.func), 40)
+            lifted = shorten(parsed.code(call.func), 40)
             if isinstance(target, cst.FunctionDef):
                 self._seed(target, self._at_line(f"lifted by `{lifted}`", call), transformed=False)
             elif isinstance(target, cst.ClassDef):
@@ -590,9 +590,6 @@ class TracedFinder:
         return None
 
 
-def _short(code: str, limit: int = 60) -> str:
-    code = " ".join(code.split())
-    return code if len(code) <= limit else code[: limit - 1] + "…"
 
 
 def find_traced_functions(

@@ -19,7 +19,7 @@ from jaxloopfix.analysis.plan import LoopPlan
 from jaxloopfix.analysis.planner import LoopPlanner
 from jaxloopfix.analysis.source import ParsedModule
 from jaxloopfix.analysis.traced import TracedFunction, find_traced_functions
-from jaxloopfix.analysis.traced_values import TracedValues, traced_values
+from jaxloopfix.analysis.traced_values import TracedValues, own_nodes, traced_values
 from jaxloopfix.config import Settings
 from jaxloopfix.diagnostics import Diagnostic
 
@@ -50,32 +50,13 @@ class FileContext:
         plans: list[LoopPlan] = []
         for traced in self.traced.values():
             planner = LoopPlanner(self.parsed, traced, constants, self.settings.min_trip_count)
-            for loop in _loops_of(traced.node):
+            for loop in own_nodes(traced.node, cst.For):
                 plan = planner.plan(loop)
                 if plan is not None:
                     plans.append(plan)
         return plans
 
 
-def _loops_of(func: cst.FunctionDef) -> list[cst.For]:
-    """`for` statements whose nearest enclosing function is `func`."""
-    found: list[cst.For] = []
-
-    class Walk(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return node is func
-
-        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-            return False
-
-        def visit_Lambda(self, node: cst.Lambda) -> bool:
-            return False
-
-        def visit_For(self, node: cst.For) -> None:
-            found.append(node)
-
-    func.visit(Walk())
-    return found
 
 
 class Rule:

@@ -9,6 +9,7 @@ import libcst as cst
 from jaxloopfix.analysis.arrays import ArrayFacts
 from jaxloopfix.analysis.names import loads, parameters, stored_names
 from jaxloopfix.analysis.traced import TracedFunction
+from jaxloopfix.analysis.source import descendants, shorten
 from jaxloopfix.analysis.traced_values import TracedValues, own_nodes
 from jaxloopfix.diagnostics import Applicability, Diagnostic, Fix, Location
 from jaxloopfix.rewrite.edits import diff_edits
@@ -124,7 +125,7 @@ class _Checker:
         return expr
 
     def code(self, node: cst.CSTNode) -> str:
-        return _short(self.parsed.code(node))
+        return shorten(self.parsed.code(node))
 
     # -- diagnostics ----------------------------------------------------------------
     def diagnostics(self) -> Iterator[Diagnostic]:
@@ -256,7 +257,7 @@ class _Checker:
         return reasons
 
     def _non_finite_gradient(self, value: cst.BaseExpression) -> bool:
-        for node in _walk(value):
+        for node in descendants(value):
             if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (*DIVISIONS, cst.Power)):
                 return True
             if isinstance(node, cst.Call):
@@ -267,7 +268,7 @@ class _Checker:
         return False
 
     def _calls_outside_jax(self, value: cst.BaseExpression) -> bool:
-        for node in _walk(value):
+        for node in descendants(value):
             if isinstance(node, cst.Call):
                 func = node.func
                 if isinstance(func, cst.Attribute) and self.values.is_traced(func.value):
@@ -337,7 +338,7 @@ class _Checker:
             statements.append(f"{name} = {jnp}.where({test}, {_expr(self.parsed, then_value)}, {_expr(self.parsed, else_value)})")
         unsafe = self._value_risks([v for _, a, b in pairs for v in (a, b)])
         new = [cst.parse_statement(s + "\n", config=self.parsed.module.config_for_parsing) for s in statements]
-        comments = [cst.EmptyLine(indent=True, comment=c) for c in _comments(node) if not _inside(self.parsed, c, node.test)]
+        comments = [cst.EmptyLine(indent=True, comment=c) for c in _comments(node) if not self.parsed.contains(node.test, c)]
         new[0] = new[0].with_changes(leading_lines=[*node.leading_lines, *comments])
         module = self.parsed.module.visit(_ReplaceStatement(node, new))
         return self._finish(module, imports, unsafe, "Select with `jnp.where` (both branches are evaluated)")
@@ -447,7 +448,7 @@ def _assignments(block: cst.BaseSuite) -> list[tuple[str, cst.BaseExpression]] |
             continue
         if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)):
             return None
-        if any(isinstance(n, cst.NamedExpr) for n in _walk(small.value)):
+        if any(isinstance(n, cst.NamedExpr) for n in descendants(small.value)):
             return None
         out.append((small.targets[0].target.value, small.value))
     return out
@@ -467,35 +468,10 @@ def _expr(parsed, node: cst.BaseExpression) -> str:  # noqa: ANN001
     return text
 
 
-def _inside(parsed, inner: cst.CSTNode, outer: cst.CSTNode) -> bool:  # noqa: ANN001
-    found = False
-
-    class Walk(cst.CSTVisitor):
-        def on_visit(self, node: cst.CSTNode) -> bool:
-            nonlocal found
-            if node is inner:
-                found = True
-            return not found
-
-    outer.visit(Walk())
-    return found
 
 
-def _walk(node: cst.CSTNode) -> list[cst.CSTNode]:
-    out: list[cst.CSTNode] = []
-
-    class Walk(cst.CSTVisitor):
-        def on_visit(self, inner: cst.CSTNode) -> bool:
-            out.append(inner)
-            return True
-
-    node.visit(Walk())
-    return out
 
 
-def _short(code: str, limit: int = 60) -> str:
-    code = " ".join(code.split())
-    return code if len(code) <= limit else code[: limit - 1] + "…"
 
 
 class _ReplaceStatement(cst.CSTTransformer):

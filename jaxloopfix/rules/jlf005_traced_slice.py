@@ -9,6 +9,7 @@ import libcst as cst
 from jaxloopfix.analysis.arrays import ArrayFacts
 from jaxloopfix.analysis.names import parameters
 from jaxloopfix.analysis.traced import TracedFunction
+from jaxloopfix.analysis.source import shorten
 from jaxloopfix.analysis.traced_values import TracedValues, own_nodes
 from jaxloopfix.diagnostics import Applicability, Diagnostic, Fix, Location
 from jaxloopfix.rewrite.edits import diff_edits
@@ -100,7 +101,7 @@ class TracedSlice(Rule):
         code = parsed.code
         parts = ", ".join(f"`{code(p).strip()}`" for p in traced_parts)
         message = (
-            f"Slice `{_short(code(subscript))}` in traced function `{traced.name}` has traced "
+            f"Slice `{shorten(code(subscript))}` in traced function `{traced.name}` has traced "
             f"bound{'s' if len(traced_parts) > 1 else ''} {parts}: tracing raises `IndexError` (slice entries "
             f"must be static integers); use `lax.dynamic_slice_in_dim` with a static size"
         )
@@ -121,9 +122,6 @@ class TracedSlice(Rule):
         )
 
 
-def _short(code: str, limit: int = 60) -> str:
-    code = " ".join(code.split())
-    return code if len(code) <= limit else code[: limit - 1] + "…"
 
 
 def _window(
@@ -176,7 +174,7 @@ def _fix(
         return None, window
     axis, start, size = window
     if not facts.is_array(subscript.value):
-        return None, f"`{_short(parsed.code(subscript.value))}` is not known to be an array"
+        return None, f"`{shorten(parsed.code(subscript.value))}` is not known to be an array"
     local = {p.name.value for p in parameters(traced.node)}
     from jaxloopfix.analysis.names import assigned_names
 

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from jaxloopfix.analysis.source import shorten
 from jaxloopfix.analysis.traced_values import own_nodes
 from jaxloopfix.diagnostics import Diagnostic, Location
 from jaxloopfix.rules.base import FileContext, Rule
@@ -80,7 +81,7 @@ class HostConversion(Rule):
 
     def _message(self, context: FileContext, values, call: cst.Call, name: str) -> str | None:
         parsed = context.parsed
-        code = lambda node: _short(parsed.code(node))  # noqa: E731
+        code = lambda node: shorten(parsed.code(node))  # noqa: E731
         args = [a for a in call.args if a.keyword is None and not a.star]
         func = call.func
         qnames = parsed.qualified_names(func) if isinstance(func, (cst.Name, cst.Attribute)) else set()
@@ -113,7 +114,3 @@ class HostConversion(Rule):
                 )
         return None
 
-
-def _short(code: str, limit: int = 60) -> str:
-    code = " ".join(code.split())
-    return code if len(code) <= limit else code[: limit - 1] + "…"
