@@ -8,9 +8,11 @@ other byte (line endings, tabs, comments) is untouched by construction.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 
-from jaxloopfix.diagnostics import Edit, Location
+import libcst as cst
+
+from jaxloopfix.diagnostics import Applicability, Edit, Fix, Location
 
 
 def _line_starts(text: str) -> list[int]:
@@ -68,3 +70,22 @@ def overlaps(a: Iterable[Edit], b: Iterable[Edit]) -> bool:
             if x.start <= y.end and y.start <= x.end:
                 return True
     return False
+
+
+def fix_from_rewrite(
+    old_text: str, render: Callable[[], str], title: str, unsafe_reasons: Sequence[str] = ()
+) -> tuple[Fix | None, str | None]:
+    """The fix turning `old_text` into what `render()` returns, or the reason there is none.
+
+    A rendering bug must never cost the diagnostic, and a rewrite must itself parse."""
+    try:
+        new_text = render()
+        cst.parse_module(new_text)
+    except Exception as exc:
+        return None, f"the rewrite could not be rendered ({type(exc).__name__}: {exc})"
+    edits = diff_edits(old_text, new_text)
+    if not edits:
+        return None, "the rewrite produced no change"
+    if unsafe_reasons:
+        return Fix(Applicability.UNSAFE, f"{title} (unsafe: {'; '.join(unsafe_reasons)})", edits), None
+    return Fix(Applicability.SAFE, title, edits), None

@@ -21,7 +21,7 @@ from jaxloopfix.analysis.source import ParsedModule
 from jaxloopfix.analysis.traced import TracedFunction, find_traced_functions
 from jaxloopfix.analysis.traced_values import TracedValues, own_nodes, traced_values
 from jaxloopfix.config import Settings
-from jaxloopfix.diagnostics import Diagnostic
+from jaxloopfix.diagnostics import Diagnostic, Fix, Location
 
 
 class FileContext:
@@ -57,6 +57,34 @@ class FileContext:
         return plans
 
 
+
+
+def node_diagnostic(
+    context: FileContext,
+    code: str,
+    message: str,
+    start: cst.CSTNode,
+    end: cst.CSTNode,
+    traced: TracedFunction,
+    *,
+    fix: Fix | None = None,
+    no_fix_reason: str | None = None,
+) -> Diagnostic:
+    """A diagnostic spanning from `start` to the end of `end`, saying why its function is traced."""
+    parsed = context.parsed
+    first = parsed.position(start).start
+    last = parsed.position(end).end
+    return Diagnostic(
+        code=code,
+        message=message,
+        filename=parsed.filename,
+        location=Location(first.line, first.column + 1),
+        end_location=Location(last.line, last.column + 1),
+        fix=fix,
+        no_fix_reason=no_fix_reason,
+        traced_reason=f"`{traced.name}` is traced: {traced.reason}",
+        extra={"function": traced.name},
+    )
 
 
 class Rule:

@@ -10,10 +10,10 @@ from jaxloopfix.analysis.arrays import ArrayFacts
 from jaxloopfix.analysis.names import loads, parameters, stored_names
 from jaxloopfix.analysis.traced import PARTIAL, TracedFunction
 from jaxloopfix.analysis.traced_values import TracedValues, own_nodes
-from jaxloopfix.diagnostics import Applicability, Diagnostic, Fix, Location
-from jaxloopfix.rewrite.edits import diff_edits
+from jaxloopfix.diagnostics import Diagnostic, Fix
+from jaxloopfix.rewrite.edits import fix_from_rewrite
 from jaxloopfix.rewrite.imports import module_aliases
-from jaxloopfix.rules.base import FileContext, Rule
+from jaxloopfix.rules.base import FileContext, Rule, node_diagnostic
 
 JIT = "jax.jit"
 UNSAFE_REASON = (
@@ -111,19 +111,7 @@ class TracedTripCount(Rule):
         fix, reason = _fix(context, traced, values, bounds, sources)
         if reason is not None:
             message += f" (no fix: {reason})"
-        start = parsed.position(loop).start
-        end = parsed.position(loop.iter).end
-        return Diagnostic(
-            code=self.code,
-            message=message,
-            filename=parsed.filename,
-            location=Location(start.line, start.column + 1),
-            end_location=Location(end.line, end.column + 1),
-            fix=fix,
-            no_fix_reason=reason,
-            traced_reason=f"`{traced.name}` is traced: {traced.reason}",
-            extra={"function": traced.name},
-        )
+        return node_diagnostic(context, self.code, message, loop, loop.iter, traced, fix=fix, no_fix_reason=reason)
 
 
 def _sources(values: TracedValues, bounds: list[cst.BaseExpression]) -> list[str]:
@@ -247,16 +235,8 @@ def _fix(
             ctx = CodemodContext()
             AddImportsVisitor.add_needed_import(ctx, "functools")
             new_module = AddImportsVisitor(ctx).transform_module(new_module)  # type: ignore[arg-type]
-    try:
-        new_text = new_module.code  # type: ignore[union-attr]
-        cst.parse_module(new_text)
-    except Exception as exc:  # a rendering bug must never cost the diagnostic
-        return None, f"the rewrite could not be rendered ({type(exc).__name__}: {exc})"
-    edits = diff_edits(parsed.text, new_text)
-    if not edits:
-        return None, "the rewrite produced no change"
-    title = f"Mark {_quoted(list(names))} static with `static_argnames` (unsafe: {UNSAFE_REASON})"
-    return Fix(Applicability.UNSAFE, title, edits), None
+    title = f"Mark {_quoted(list(names))} static with `static_argnames`"
+    return fix_from_rewrite(parsed.text, lambda: new_module.code, title, [UNSAFE_REASON])  # type: ignore[union-attr]
 
 
 def _local_names(traced: TracedFunction) -> set[str]:

@@ -8,14 +8,14 @@ import libcst as cst
 
 from jaxloopfix.analysis.arrays import ArrayFacts
 from jaxloopfix.analysis.names import loads, parameters, stored_names
-from jaxloopfix.analysis.traced import TracedFunction
 from jaxloopfix.analysis.source import descendants, shorten
+from jaxloopfix.analysis.traced import TracedFunction
 from jaxloopfix.analysis.traced_values import TracedValues, own_nodes
-from jaxloopfix.diagnostics import Applicability, Diagnostic, Fix, Location
-from jaxloopfix.rewrite.edits import diff_edits
+from jaxloopfix.diagnostics import Diagnostic, Fix
+from jaxloopfix.rewrite.edits import fix_from_rewrite
 from jaxloopfix.rewrite.imports import ImportPlan
 from jaxloopfix.rewrite.scan import _all_names, _comments, _Namer
-from jaxloopfix.rules.base import FileContext, Rule
+from jaxloopfix.rules.base import FileContext, Rule, node_diagnostic
 
 # Functions whose gradient is not finite everywhere: under `jnp.where` the unused branch still
 # runs, and its NaN/inf gradient times a zero cotangent is NaN.
@@ -161,7 +161,6 @@ class _Checker:
         return False
 
     def report(self, node: cst.CSTNode, test: cst.BaseExpression) -> Diagnostic:
-        parsed = self.parsed
         name = self.traced.name
         culprit = self.culprit(test)
         what = f"`{self.code(culprit)}` is traced"
@@ -189,19 +188,7 @@ class _Checker:
             message += f" (no fix: {reason})"
         else:
             reason = None
-        start = parsed.position(node).start
-        end = parsed.position(test).end
-        return Diagnostic(
-            code="JLF004",
-            message=message,
-            filename=parsed.filename,
-            location=Location(start.line, start.column + 1),
-            end_location=Location(end.line, end.column + 1),
-            fix=fix,
-            no_fix_reason=reason,
-            traced_reason=f"`{name}` is traced: {self.traced.reason}",
-            extra={"function": name},
-        )
+        return node_diagnostic(self.context, "JLF004", message, node, test, self.traced, fix=fix, no_fix_reason=reason)
 
     def _is_elif(self, node: cst.If) -> bool:
         parent = self.parsed.parent(node)
@@ -229,15 +216,7 @@ class _Checker:
         return ImportPlan(self.parsed.module, taken, local, namer.fresh), namer
 
     def _finish(self, module: cst.Module, imports: ImportPlan, unsafe: list[str], title: str) -> tuple[Fix | None, str | None]:
-        new_text = imports.apply(module).code
-        cst.parse_module(new_text)
-        edits = diff_edits(self.parsed.text, new_text)
-        if not edits:
-            return None, "the rewrite produced no change"
-        applicability = Applicability.UNSAFE if unsafe else Applicability.SAFE
-        if unsafe:
-            title += " (unsafe: " + "; ".join(unsafe) + ")"
-        return Fix(applicability, title, edits), None
+        return fix_from_rewrite(self.parsed.text, lambda: imports.apply(module).code, title, unsafe)
 
     def _value_risks(self, values: list[cst.BaseExpression]) -> list[str]:
         """Unsafe reasons for evaluating both branches' values (jnp.where)."""

@@ -8,13 +8,13 @@ import libcst as cst
 
 from jaxloopfix.analysis.arrays import ArrayFacts
 from jaxloopfix.analysis.names import parameters
-from jaxloopfix.analysis.traced import TracedFunction
 from jaxloopfix.analysis.source import shorten
+from jaxloopfix.analysis.traced import TracedFunction
 from jaxloopfix.analysis.traced_values import TracedValues, own_nodes
-from jaxloopfix.diagnostics import Applicability, Diagnostic, Fix, Location
-from jaxloopfix.rewrite.edits import diff_edits
+from jaxloopfix.diagnostics import Diagnostic, Fix
+from jaxloopfix.rewrite.edits import fix_from_rewrite
 from jaxloopfix.rewrite.imports import ImportPlan
-from jaxloopfix.rules.base import FileContext, Rule
+from jaxloopfix.rules.base import FileContext, Rule, node_diagnostic
 
 UNSAFE_REASON = (
     "`lax.dynamic_slice_in_dim` clamps the start so that the whole window fits, where Python slicing "
@@ -108,18 +108,7 @@ class TracedSlice(Rule):
         fix, reason = _fix(context, traced, values, facts, subscript)
         if reason is not None:
             message += f" (no fix: {reason})"
-        position = parsed.position(subscript)
-        return Diagnostic(
-            code=self.code,
-            message=message,
-            filename=parsed.filename,
-            location=Location(position.start.line, position.start.column + 1),
-            end_location=Location(position.end.line, position.end.column + 1),
-            fix=fix,
-            no_fix_reason=reason,
-            traced_reason=f"`{traced.name}` is traced: {traced.reason}",
-            extra={"function": traced.name},
-        )
+        return node_diagnostic(context, self.code, message, subscript, subscript, traced, fix=fix, no_fix_reason=reason)
 
 
 
@@ -189,18 +178,12 @@ def _fix(
     if axis:
         args.append(cst.Arg(cst.Integer(str(axis)), keyword=cst.Name("axis"), equal=_equal()))
     replacement = cst.Call(func=cst.parse_expression(f"{lax}.dynamic_slice_in_dim"), args=args)
-    try:
-        module = parsed.module.deep_replace(subscript, replacement)
-        module = plan.apply(module)  # type: ignore[arg-type]
-        new_text = module.code
-        cst.parse_module(new_text)
-    except Exception as exc:  # a rendering bug must never cost the diagnostic
-        return None, f"the rewrite could not be rendered ({type(exc).__name__}: {exc})"
-    edits = diff_edits(parsed.text, new_text)
-    if not edits:
-        return None, "the rewrite produced no change"
-    title = f"Rewrite slice with `lax.dynamic_slice_in_dim` (unsafe: {UNSAFE_REASON})"
-    return Fix(Applicability.UNSAFE, title, edits), None
+    return fix_from_rewrite(
+        parsed.text,
+        lambda: plan.apply(parsed.module.deep_replace(subscript, replacement)).code,  # type: ignore[arg-type]
+        "Rewrite slice with `lax.dynamic_slice_in_dim`",
+        [UNSAFE_REASON],
+    )
 
 
 def _comma() -> cst.Comma:

@@ -8,8 +8,8 @@ import libcst as cst
 
 from jaxloopfix.analysis.source import shorten
 from jaxloopfix.analysis.traced_values import own_nodes
-from jaxloopfix.diagnostics import Diagnostic, Location
-from jaxloopfix.rules.base import FileContext, Rule
+from jaxloopfix.diagnostics import Diagnostic
+from jaxloopfix.rules.base import FileContext, Rule, node_diagnostic
 
 NUMPY_CONVERSIONS = frozenset(
     {"numpy.asarray", "numpy.array", "numpy.asanyarray", "numpy.ascontiguousarray", "numpy.copy"}
@@ -59,24 +59,15 @@ class HostConversion(Rule):
     summary = "Traced value converted to a host value: tracing raises or prints a tracer"
 
     def check(self, context: FileContext) -> Iterator[Diagnostic]:
-        parsed = context.parsed
         for traced, values in context.traced_value_functions():
             for call in own_nodes(traced.node, cst.Call):
                 assert isinstance(call, cst.Call)
                 message = self._message(context, values, call, traced.name)
                 if message is None:
                     continue
-                position = parsed.position(call)
-                yield Diagnostic(
-                    code=self.code,
-                    message=message,
-                    filename=parsed.filename,
-                    location=Location(position.start.line, position.start.column + 1),
-                    end_location=Location(position.end.line, position.end.column + 1),
-                    fix=None,
+                yield node_diagnostic(
+                    context, self.code, message, call, call, traced,
                     no_fix_reason="the replacement depends on what the host value is used for",
-                    traced_reason=f"`{traced.name}` is traced: {traced.reason}",
-                    extra={"function": traced.name},
                 )
 
     def _message(self, context: FileContext, values, call: cst.Call, name: str) -> str | None:

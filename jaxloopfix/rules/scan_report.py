@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import libcst as cst
-
 from jaxloopfix.analysis.plan import LoopPlan
-from jaxloopfix.diagnostics import Applicability, Diagnostic, Fix, Location
-from jaxloopfix.rewrite.edits import diff_edits
+from jaxloopfix.diagnostics import Diagnostic, Fix
+from jaxloopfix.rewrite.edits import fix_from_rewrite
 from jaxloopfix.rewrite.scan import ScanRenderer
 from jaxloopfix.rewrite.vmap import VmapRenderer, is_map_only
-from jaxloopfix.rules.base import FileContext
+from jaxloopfix.rules.base import FileContext, node_diagnostic
 
 FIX_TITLE = "Rewrite loop with `lax.scan`"
 VMAP_FIX_TITLE = "Rewrite loop with `jax.vmap` (its steps are independent)"
@@ -44,10 +42,7 @@ def describe(context: FileContext, plan: LoopPlan) -> str:
 
 
 def loop_diagnostic(context: FileContext, plan: LoopPlan, code: str) -> Diagnostic:
-    parsed = context.parsed
     loop = plan.loop
-    start = parsed.position(loop).start
-    header_end = parsed.position(loop.iter).end
     what = describe(context, plan)
     message = (
         f"Python `for` loop over `{plan.iterates}` in traced function `{plan.function.name}` "
@@ -63,34 +58,14 @@ def loop_diagnostic(context: FileContext, plan: LoopPlan, code: str) -> Diagnost
         fix, reason = render_fix(context, plan)
     if reason is not None:
         message += f" (no fix: {reason})"
-    return Diagnostic(
-        code=code,
-        message=message,
-        filename=parsed.filename,
-        location=Location(start.line, start.column + 1),
-        end_location=Location(header_end.line, header_end.column + 1),
-        fix=fix,
-        no_fix_reason=reason,
-        traced_reason=f"`{plan.function.name}` is traced: {plan.function.reason}",
-        extra={"function": plan.function.name},
-    )
+    return node_diagnostic(context, code, message, loop, loop.iter, plan.function, fix=fix, no_fix_reason=reason)
 
 
 def render_fix(context: FileContext, plan: LoopPlan) -> tuple[Fix | None, str | None]:
     """The fix for a plan, or the reason none could be rendered."""
-    try:
-        unroll = context.settings.unroll_for(plan.function.name)
-        renderer = VmapRenderer if is_map_only(plan) else ScanRenderer
-        module = renderer(context.parsed, plan, unroll).render()
-        new_text = module.code
-        cst.parse_module(new_text)  # the rewrite must itself parse
-    except Exception as exc:  # a rendering bug must never cost the diagnostic
-        return None, f"the rewrite could not be rendered ({type(exc).__name__}: {exc})"
-    edits = diff_edits(context.parsed.text, new_text)
-    if not edits:
-        return None, "the rewrite produced no change"
-    applicability = Applicability.UNSAFE if plan.unsafe_reasons else Applicability.SAFE
-    message = VMAP_FIX_TITLE if is_map_only(plan) else FIX_TITLE
-    if plan.unsafe_reasons:
-        message += " (unsafe: " + "; ".join(plan.unsafe_reasons) + ")"
-    return Fix(applicability, message, edits), None
+    unroll = context.settings.unroll_for(plan.function.name)
+    renderer = VmapRenderer if is_map_only(plan) else ScanRenderer
+    title = VMAP_FIX_TITLE if is_map_only(plan) else FIX_TITLE
+    return fix_from_rewrite(
+        context.parsed.text, lambda: renderer(context.parsed, plan, unroll).render().code, title, plan.unsafe_reasons
+    )
