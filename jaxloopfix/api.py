@@ -6,11 +6,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from jaxloopfix.analysis.cross_module import ExternalTrace
 from jaxloopfix.config import Settings
 from jaxloopfix.notebook import NotebookError
 from jaxloopfix.verify.runner import VerifyOptions
-from jaxloopfix.diagnostics import Diagnostic, FileError, Location
-from jaxloopfix.engine import ParseError, apply_fixes, lint_text
+from jaxloopfix.diagnostics import Applicability, Diagnostic, FileError, Location
+from jaxloopfix.project import ModuleIndex, TraceFlow
+from jaxloopfix.engine import ParseError, apply_fixes, lint_module, lint_text
 from jaxloopfix.files import (
     FileTooLargeError,
     SourceError,
@@ -33,6 +35,8 @@ class FileResult:
     fixed_count: int = 0
     # Files skipped on purpose (over max-file-size): a warning, not a failure.
     warnings: list[FileError] = field(default_factory=list)
+    # What the file's traced code reaches in other checked modules (see `project`).
+    external: list[ExternalTrace] = field(default_factory=list)
 
 
 def check_text(text: str, filename: str, settings: Settings) -> list[Diagnostic]:
@@ -72,6 +76,10 @@ def check_source(
             from jaxloopfix.notebook import fix_notebook, lint_notebook
 
             lint, fixer = lint_notebook, fix_notebook
+        if not fix and lint is lint_text:
+            linted = lint_module(source.text, filename, settings)
+            result.diagnostics, result.external = linted.diagnostics, linted.external
+            return result
         if not fix:
             result.diagnostics = lint(source.text, filename, settings)
             return result
@@ -142,17 +150,48 @@ def check_paths(
     write: bool = True,
     verify: VerifyOptions | None = None,
 ) -> list[FileResult]:
-    """`check_file` over everything `paths` expands to, in a stable order.
+    """Check (and fix) everything `paths` expands to, as one project, in a stable order.
+
+    Tracing is followed across the checked files: a function another checked module
+    traces (calls from jitted code, wraps in `jax.jit`, hands to `lax.scan`) is analysed
+    as traced. Files are linted, then those that gained such seeds are linted again until
+    nothing changes; with `fix`, files with applicable fixes are then fixed.
 
     One bad file never stops the run: a path that does not exist, an unreadable
     file or even a crash inside the engine becomes an error on that file's result.
     """
     found = discover(paths, settings)
-    results = [FileResult(filename=error.filename, errors=[error]) for error in found.errors]
-    results.extend(
-        check_file(path, settings, fix=fix, unsafe=unsafe, write=write, verify=verify) for path in found.files
-    )
-    return results
+    results: dict[Path, FileResult] = {}
+    sources: dict[Path, SourceFile] = {}
+    for path in found.files:
+        try:
+            sources[path] = read_source(path, max_file_size=settings.max_file_size)
+        except FileTooLargeError as exc:
+            results[path] = FileResult(filename=str(path), warnings=[exc.file_error])
+        except SourceError as exc:
+            results[path] = FileResult(filename=str(path), errors=[exc.file_error])
+    flow = TraceFlow(ModuleIndex.build([p for p in sources if p.suffix == ".py"]))
+    pending = list(sources)
+    while pending:
+        changed: set[Path] = set()
+        for path in pending:
+            results[path] = check_source(sources[path], flow.settings_for(path, settings), write=False)
+        if flow.active:
+            for path in pending:
+                changed |= flow.add(path, results[path].external)
+        pending = [p for p in sources if p in changed]
+    if fix:
+        for path, source in sources.items():
+            if any(_fixable(d, unsafe) for d in results[path].diagnostics):
+                file_settings = flow.settings_for(path, settings)
+                results[path] = check_source(source, file_settings, fix=True, unsafe=unsafe, write=write, verify=verify)
+    errors = [FileResult(filename=error.filename, errors=[error]) for error in found.errors]
+    return errors + [results[path] for path in found.files]
+
+
+def _fixable(diagnostic: Diagnostic, unsafe: bool) -> bool:
+    fix = diagnostic.fix
+    return fix is not None and (fix.applicability is Applicability.SAFE or unsafe)
 
 
 def _parse_error(filename: str, exc: Exception) -> FileError:

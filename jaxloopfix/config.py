@@ -12,6 +12,8 @@ import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
+from jaxloopfix.analysis.cross_module import ModuleSite
+
 DEFAULT_EXCLUDE: tuple[str, ...] = (
     ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "__pycache__",
     "build", "dist", "node_modules", ".mypy_cache", ".pytest_cache", ".ruff_cache",
@@ -44,6 +46,8 @@ class Settings:
     # `verify` input factories: "module:function" of the code -> "module:function" returning (args, kwargs).
     examples: tuple[tuple[str, str], ...] = ()
     project_root: Path | None = None
+    # Set per file by the project pass: the file's package and the functions other modules trace.
+    site: ModuleSite | None = None
     config_file: Path | None = field(default=None, compare=False)
 
     def is_enabled(self, code: str, filename: str | None = None) -> bool:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import libcst as cst
 
+from jaxloopfix.analysis.cross_module import ExternalTrace
 from jaxloopfix.analysis.source import ParsedModule
 from jaxloopfix.config import Settings
 from jaxloopfix.diagnostics import Applicability, Diagnostic, Edit
@@ -59,19 +61,37 @@ def is_suppressed(diagnostic: Diagnostic, lines: list[str]) -> bool:
     return diagnostic.code.upper() in {c.upper() for c in re.split(r"[,\s]+", codes) if c}
 
 
+@dataclass
+class ModuleLint:
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    # What this module's traced code reaches in other project modules (with `settings.site`).
+    external: list[ExternalTrace] = field(default_factory=list)
+
+
 def lint_text(text: str, filename: str, settings: Settings, *, prefilter: bool = True) -> list[Diagnostic]:
     """Diagnostics for one source text; `prefilter=False` skips the fast path (for testing it)."""
+    return lint_module(text, filename, settings, prefilter=prefilter).diagnostics
+
+
+def lint_module(text: str, filename: str, settings: Settings, *, prefilter: bool = True) -> ModuleLint:
+    """Diagnostics for one source text, and where its traced code leads in the project."""
     rules = [rule for rule in ALL_RULES if settings.is_enabled(rule.code, filename)]
+    site = settings.site
     try:
         need_loop = all(rule.needs_loop for rule in rules)
         if prefilter and not may_have_findings(
-            text, settings.extra_traced_decorators, settings.extra_traced_base_classes, need_loop=need_loop
+            text,
+            settings.extra_traced_decorators,
+            settings.extra_traced_base_classes,
+            need_loop=need_loop,
+            seeds=frozenset(seed.name for seed in site.seeds) if site is not None else frozenset(),
+            project_roots=site.roots if site is not None else None,
         ):
-            return []
+            return ModuleLint()
     except SyntaxProblem as exc:
         raise ParseError(exc.message, exc.row, exc.column) from None
-    if not rules:
-        return []
+    if not rules and site is None:
+        return ModuleLint()
     parsed = parse(text, filename)
     context = FileContext(parsed, settings)
     diagnostics: list[Diagnostic] = []
@@ -85,7 +105,11 @@ def lint_text(text: str, filename: str, settings: Settings, *, prefilter: bool =
     lines = parsed.lines
     diagnostics = [d for d in diagnostics if not is_suppressed(d, lines)]
     diagnostics.sort(key=lambda d: (d.location.row, d.location.column, d.code))
-    return diagnostics
+    try:
+        external = list(context.external) if site is not None else []
+    except RecursionError:
+        raise ParseError("the code is nested too deeply to analyse") from None
+    return ModuleLint(diagnostics, external)
 
 
 def _applicable(diagnostic: Diagnostic, unsafe: bool) -> bool:

@@ -57,11 +57,18 @@ def may_have_findings(
     extra_base_classes: tuple[str, ...] = (),
     *,
     need_loop: bool = True,
+    seeds: frozenset[str] = frozenset(),
+    project_roots: frozenset[str] | None = None,
 ) -> bool:
     """False when no rule can fire; raises SyntaxProblem for code Python cannot parse.
 
     `need_loop=False` when an enabled rule reports code without loops (slices, `if`s,
-    host conversions): then any possibly traced function lets the file through."""
+    host conversions): then any possibly traced function lets the file through.
+
+    In a project pass, `seeds` names functions other modules trace (they count as
+    traced, whatever this file imports), and with `project_roots` a file whose
+    possibly traced code calls or wraps a name imported from the project goes
+    through too: its analysis says what it traces in other modules."""
     try:
         tree = ast.parse(text)
     except SyntaxError as exc:
@@ -70,7 +77,7 @@ def may_have_findings(
     except (ValueError, RecursionError, MemoryError) as exc:
         raise SyntaxProblem(f"cannot parse: {type(exc).__name__}: {exc}", None, None) from None
     roots = _roots(extra_decorators + extra_base_classes)
-    imports_tracer = roots is None
+    imports_tracer = roots is None or bool(seeds)
     functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
     classes: dict[str, list[ast.ClassDef]] = {}
     calls: list[ast.Call] = []
@@ -90,9 +97,34 @@ def may_have_findings(
             classes.setdefault(node.name, []).append(node)
         elif isinstance(node, ast.Call):
             calls.append(node)
-    if not imports_tracer or not functions:
+    if any(name not in functions for name in seeds):
+        return True  # a re-export (`from .layers import step` in `__init__.py`) to follow
+    imported = _project_imports(tree, project_roots) if project_roots is not None else frozenset()
+    if not imports_tracer or not (functions or imported):
         return False
-    return _traced_loop_possible(functions, calls, frozenset(names), classes, need_loop=need_loop)
+    return _traced_loop_possible(
+        functions, calls, frozenset(names), classes, need_loop=need_loop, seeds=seeds, imported=imported
+    )
+
+
+def _project_imports(tree: ast.Module, project_roots: frozenset[str]) -> frozenset[str]:
+    """Names this module binds by importing from the project (relative imports included)."""
+    bound: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level or (node.module and node.module.split(".", 1)[0] in project_roots):
+                bound.update(alias.asname or alias.name for alias in node.names if alias.name != "*")
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".", 1)[0] in project_roots:
+                    bound.add(alias.asname or alias.name.split(".", 1)[0])
+    return frozenset(bound)
+
+
+def _root_name(node: ast.AST) -> str | None:
+    while isinstance(node, (ast.Attribute, ast.Call)):
+        node = node.value if isinstance(node, ast.Attribute) else node.func
+    return node.id if isinstance(node, ast.Name) else None
 
 
 def _mentions(node: ast.AST, names: frozenset[str]) -> bool:
@@ -111,11 +143,14 @@ def _traced_loop_possible(
     classes: dict[str, list[ast.ClassDef]] | None = None,
     *,
     need_loop: bool = True,
+    seeds: frozenset[str] = frozenset(),
+    imported: frozenset[str] = frozenset(),
 ) -> bool:
     classes = classes or {}
-    seeds: list[ast.FunctionDef | ast.AsyncFunctionDef] = [
+    seeds_: list[ast.FunctionDef | ast.AsyncFunctionDef] = [
         f for group in functions.values() for f in group if any(_mentions(d, names) for d in f.decorator_list)
     ]
+    seeds_.extend(f for name in seeds for f in functions.get(name, ()))
     # Module classes: a base named like a framework's, or a class of this file that is one.
     module_classes: set[str] = set()
     changed = True
@@ -130,19 +165,21 @@ def _traced_loop_possible(
     lifted: set[str] = set()
     for call in calls:
         if _mentions(call.func, names):
+            if imported and any(_mentions(arg, imported) for arg in (*call.args, *call.keywords)):
+                return True  # `jax.jit(layers.step)`, `lax.scan(step, ...)` with `step` imported
             for arg in ast.walk(call):
                 if isinstance(arg, ast.Name) and arg.id in functions:
-                    seeds.extend(functions[arg.id])
+                    seeds_.extend(functions[arg.id])
                 if isinstance(arg, ast.Name) and arg.id in classes:
                     lifted.add(arg.id)  # `nn.scan(Cell, ...)`
     for name in module_classes | lifted:
         for cls in classes[name]:
-            seeds.extend(m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)))
-    if seeds and not need_loop:
+            seeds_.extend(m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    if seeds_ and not need_loop:
         return True
     seen: set[int] = set()
-    while seeds:
-        func = seeds.pop()
+    while seeds_:
+        func = seeds_.pop()
         if id(func) in seen:
             continue
         seen.add(id(func))
@@ -150,10 +187,12 @@ def _traced_loop_possible(
             if isinstance(inner, ast.For):
                 return True
             if inner is not func and isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                seeds.append(inner)
+                seeds_.append(inner)
             elif isinstance(inner, ast.Call):
                 callee = inner.func
                 name = callee.id if isinstance(callee, ast.Name) else callee.attr if isinstance(callee, ast.Attribute) else None
                 if name in functions:
-                    seeds.extend(functions[name])
+                    seeds_.extend(functions[name])
+                if imported and _root_name(callee) in imported:
+                    return True  # traced code calling into the project: follow it there
     return False

@@ -476,14 +476,14 @@ def test_engine_crash_on_one_file_is_reported_and_others_checked(
 ) -> None:
     from jaxloopfix import api
 
-    real_lint = api.lint_text
+    real_lint = api.lint_module
 
     def flaky(text: str, filename: str, settings):
         if filename == "a.py":
             raise RuntimeError("boom")
         return real_lint(text, filename, settings)
 
-    monkeypatch.setattr(api, "lint_text", flaky)
+    monkeypatch.setattr(api, "lint_module", flaky)
     write(tmp_path / "a.py", SEED)
     write(tmp_path / "b.py", SEED)
     result = run("check", "--output-format", "concise", ".")

@@ -10,8 +10,10 @@ Frameworks add entry points: functions passed to `lax.scan`/`fori_loop`/
 `while_loop`/`cond`/`switch`/`map`, `custom_vjp`/`custom_jvp` rules, the
 methods of Flax (linen, NNX), Haiku and Equinox modules that run under a
 trace (never linen's `setup` nor constructors), `hk.transform` targets and
-numpyro models. Their callees follow by propagation. Only what one module
-shows is seen: a base class or a function from another module is unknown.
+numpyro models. Their callees follow by propagation. Within one module that
+is all; with a `ModuleSite` (the project pass), functions other modules trace
+are seeded here, and what this module's traced code reaches in project
+modules it imports is recorded in `external` (see `cross_module`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from jaxloopfix.analysis.cross_module import ExternalTrace, ModuleSite
 from jaxloopfix.analysis.names import parameters
 from jaxloopfix.analysis.source import ParsedModule, shorten
 
@@ -220,8 +223,12 @@ class TracedFinder:
         parsed: ParsedModule,
         extra_decorators: tuple[str, ...] = (),
         extra_base_classes: tuple[str, ...] = (),
+        site: ModuleSite | None = None,
     ) -> None:
         self.parsed = parsed
+        self.site = site
+        # What this module's traced code reaches in other project modules.
+        self.external: list[ExternalTrace] = []
         self.transforms = TRACING_TRANSFORMS | frozenset(extra_decorators)
         self.bases = dict(MODULE_BASES)
         for name in extra_base_classes:
@@ -254,6 +261,14 @@ class TracedFinder:
 
     def wrapped_function(self, call: cst.Call) -> tuple[cst.FunctionDef, _Transform] | None:
         """For `jax.jit(f, ...)` / `partial(jax.jit, ...)(f)` / `jax.jit(jax.grad(f))`: f and the transform."""
+        wrapped = self.wrapped_target(call)
+        if wrapped is None:
+            return None
+        func = self.resolve_function(wrapped[0])
+        return (func, wrapped[1]) if func is not None else None
+
+    def wrapped_target(self, call: cst.Call) -> tuple[cst.BaseExpression, _Transform] | None:
+        """The innermost expression a transform call wraps, with the transform's static arguments."""
         transform = self.transform_of(call.func)
         if transform is None:
             return None
@@ -267,15 +282,14 @@ class TracedFinder:
             transform.static_nums |= _unmapped(positional[1].value)  # `jax.vmap(g, (0, None))`
         target = positional[0].value
         if isinstance(target, cst.Call):
-            inner = self.wrapped_function(target)
+            inner = self.wrapped_target(target)
             if inner is None:
                 return None
-            func, inner_transform = inner
+            expr, inner_transform = inner
             inner_transform.static_names |= transform.static_names
             inner_transform.static_nums |= transform.static_nums
-            return func, _Transform(transform.name, inner_transform.static_names, inner_transform.static_nums)
-        func = self.resolve_function(target)
-        return (func, transform) if func is not None else None
+            return expr, _Transform(transform.name, inner_transform.static_names, inner_transform.static_nums)
+        return target, transform
 
     def resolve_function(self, expr: cst.BaseExpression) -> cst.FunctionDef | None:
         """The FunctionDef a Name refers to in this module, if exactly one."""
@@ -344,6 +358,15 @@ class TracedFinder:
 
     def _function_arguments(self, call: cst.Call) -> list[tuple[cst.FunctionDef, set[str], _Taker]]:
         """Functions a call to a `_Taker` traces, with parameters bound by `partial` (static)."""
+        found: list[tuple[cst.FunctionDef, set[str], _Taker]] = []
+        for item, taker in self._function_argument_exprs(call):
+            resolved = self._function_and_bound(item)
+            if resolved is not None:
+                found.append((*resolved, taker))
+        return found
+
+    def _function_argument_exprs(self, call: cst.Call) -> list[tuple[cst.BaseExpression, _Taker]]:
+        """The expressions in a `_Taker` call's function positions (`lax.scan(step, ...)`: `step`)."""
         taker = FUNCTION_TAKERS.get(self._qname(call.func) or "")
         if taker is None:
             return []
@@ -359,13 +382,10 @@ class TracedFinder:
             if i < len(positional):
                 values.append(positional[i])
         values += [a.value for a in call.args if a.keyword is not None and a.keyword.value in taker.keywords]
-        found: list[tuple[cst.FunctionDef, set[str], _Taker]] = []
+        found: list[tuple[cst.BaseExpression, _Taker]] = []
         for value in values:
             items = [e.value for e in value.elements] if isinstance(value, (cst.List, cst.Tuple)) else [value]
-            for item in items:
-                resolved = self._function_and_bound(item)
-                if resolved is not None:
-                    found.append((*resolved, taker))
+            found.extend((item, taker) for item in items)
         return found
 
     def _function_and_bound(self, expr: cst.BaseExpression) -> tuple[cst.FunctionDef, set[str]] | None:
@@ -445,6 +465,8 @@ class TracedFinder:
                 func, transform = wrapped
                 self._mark(func, self._at_line(f"wrapped by `{shorten(parsed.code(call))}`", call), transform)
         self._mark_framework_entries(functions, calls, classes)
+        if self.site is not None:
+            self._cross_module(calls)
 
         # Propagate: nested definitions and same-module callees of traced functions.
         work = list(self.traced.values())
@@ -573,9 +595,117 @@ class TracedFinder:
                     callee = finder.resolve_method(node.func, outer)
                 if callee is not None and callee is not outer:
                     found.append((callee, finder._at_line(f"called from traced function `{outer.name.value}`", node)))
+                elif callee is None:
+                    finder._external(node.func, f"called from traced function `{outer.name.value}`", node)
 
         outer.visit(Walk())
         return found
+
+    # -- other modules of the project ------------------------------------------
+    def _cross_module(self, calls: list[cst.Call]) -> None:
+        """Seed what other modules trace here; record what traced code here reaches elsewhere."""
+        for call in calls:
+            wrapped = self.wrapped_target(call)
+            if wrapped is not None and self.resolve_function(wrapped[0]) is None:
+                expr, transform = wrapped
+                text = f"wrapped by `{shorten(self.parsed.code(call))}`"
+                self._external(expr, text, call, True, transform.static_names, transform.static_nums)
+            for item, taker in self._function_argument_exprs(call):
+                if self._function_and_bound(item) is not None:
+                    continue
+                names: set[str] = set()
+                nums: set[int] = set()
+                if isinstance(item, cst.Call) and self._qname(item.func) in PARTIAL and item.args:
+                    if item.args[0].keyword is not None or any(a.star for a in item.args):
+                        continue
+                    bound = [a for a in item.args[1:] if a.keyword is None]
+                    nums = set(range(len(bound)))
+                    names = {a.keyword.value for a in item.args[1:] if a.keyword is not None}
+                    item = item.args[0].value
+                text = f"{taker.label} `{shorten(self.parsed.code(call.func), 40)}`"
+                self._external(item, text, call, taker.transformed, names, nums)
+        assert self.site is not None
+        for seed in self.site.seeds:
+            func = self._module_function(seed.name)
+            if func is None:
+                source = self._imported_from(seed.name)
+                if source is not None:  # a re-export: `from .layers import step` in `__init__.py`
+                    module, name = source
+                    self.external.append(
+                        ExternalTrace(module, name, seed.reason, seed.transformed, seed.static_names, seed.static_nums)
+                    )
+            elif func not in self.traced:
+                if seed.transformed:
+                    self._mark(func, seed.reason, _Transform("", set(seed.static_names), set(seed.static_nums)))
+                else:
+                    self._seed(func, seed.reason, transformed=False)
+
+    def _external(
+        self,
+        expr: cst.BaseExpression,
+        text: str,
+        node: cst.CSTNode,
+        transformed: bool = False,
+        static_names: set[str] | frozenset[str] = frozenset(),
+        static_nums: set[int] | frozenset[int] = frozenset(),
+    ) -> None:
+        """Record `expr` when it names a function imported from a project module."""
+        target = self._imported(expr)
+        if target is None:
+            return
+        line = self.parsed.position(node).start.line
+        reason = f"{text} on line {line} of {self.parsed.filename}"
+        self.external.append(
+            ExternalTrace(target[0], target[1], reason, transformed, frozenset(static_names), frozenset(static_nums))
+        )
+
+    def _imported(self, expr: cst.BaseExpression) -> tuple[str, str] | None:
+        """(module, name) for `step` / `layers.step` bound by an import of a project module."""
+        if self.site is None:
+            return None
+        root = expr
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        if not isinstance(root, cst.Name):
+            return None
+        scope = self.parsed.scope(root)
+        try:
+            assignments = list(scope[root.value]) if scope is not None else []
+        except Exception:  # noqa: BLE001 - a name libcst cannot look up is just unknown
+            return None
+        if not assignments or not all(isinstance(getattr(a, "node", None), (cst.Import, cst.ImportFrom)) for a in assignments):
+            return None
+        qualified = self._qname(expr)
+        absolute = self.site.absolute(qualified) if qualified else None
+        if absolute is None or "." not in absolute:
+            return None
+        module, name = absolute.rsplit(".", 1)
+        return module, name
+
+    def _module_function(self, name: str) -> cst.FunctionDef | None:
+        found = [s for s in self.parsed.module.body if isinstance(s, cst.FunctionDef) and s.name.value == name]
+        return found[-1] if found else None
+
+    def _imported_from(self, name: str) -> tuple[str, str] | None:
+        """(module, name) a module-level `from ... import` binds `name` to, resolved in the project."""
+        assert self.site is not None
+        for statement in self.parsed.module.body:
+            if not isinstance(statement, cst.SimpleStatementLine):
+                continue
+            for small in statement.body:
+                if not isinstance(small, cst.ImportFrom) or isinstance(small.names, cst.ImportStar):
+                    continue
+                for alias in small.names:
+                    bound = alias.asname.name if alias.asname is not None else alias.name
+                    if isinstance(bound, cst.Name) and bound.value == name and isinstance(alias.name, cst.Name):
+                        dots = "." * len(small.relative)
+                        module = self.parsed.code(small.module) if small.module is not None else ""
+                        qualified = f"{dots}{module}.{alias.name.value}" if module else f"{dots}{alias.name.value}"
+                        absolute = self.site.absolute(qualified)
+                        if absolute is not None and "." in absolute:
+                            module, imported = absolute.rsplit(".", 1)
+                            return module, imported
+        return None
 
     def resolve_method(self, attr: cst.Attribute, caller: cst.FunctionDef) -> cst.FunctionDef | None:
         """`self.method(...)` inside a class: that class's method."""
@@ -593,6 +723,9 @@ class TracedFinder:
 
 
 def find_traced_functions(
-    parsed: ParsedModule, extra_decorators: tuple[str, ...] = (), extra_base_classes: tuple[str, ...] = ()
+    parsed: ParsedModule,
+    extra_decorators: tuple[str, ...] = (),
+    extra_base_classes: tuple[str, ...] = (),
+    site: ModuleSite | None = None,
 ) -> dict[cst.FunctionDef, TracedFunction]:
-    return TracedFinder(parsed, extra_decorators, extra_base_classes).find()
+    return TracedFinder(parsed, extra_decorators, extra_base_classes, site).find()

@@ -18,7 +18,8 @@ from jaxloopfix.analysis.loops import module_constants
 from jaxloopfix.analysis.plan import LoopPlan
 from jaxloopfix.analysis.planner import LoopPlanner
 from jaxloopfix.analysis.source import ParsedModule
-from jaxloopfix.analysis.traced import TracedFunction, find_traced_functions
+from jaxloopfix.analysis.cross_module import ExternalTrace
+from jaxloopfix.analysis.traced import TracedFinder, TracedFunction
 from jaxloopfix.analysis.traced_values import TracedValues, own_nodes, traced_values
 from jaxloopfix.config import Settings
 from jaxloopfix.diagnostics import Diagnostic, Fix, Location
@@ -30,10 +31,20 @@ class FileContext:
         self.settings = settings
 
     @cached_property
+    def finder(self) -> TracedFinder:
+        settings = self.settings
+        finder = TracedFinder(self.parsed, settings.extra_traced_decorators, settings.extra_traced_base_classes, settings.site)
+        finder.find()
+        return finder
+
+    @property
     def traced(self) -> dict[cst.FunctionDef, TracedFunction]:
-        return find_traced_functions(
-            self.parsed, self.settings.extra_traced_decorators, self.settings.extra_traced_base_classes
-        )
+        return self.finder.traced
+
+    @property
+    def external(self) -> list[ExternalTrace]:
+        """What traced code here reaches in other project modules (with a `ModuleSite` only)."""
+        return self.finder.external
 
     def traced_value_functions(self) -> Iterator[tuple[TracedFunction, TracedValues]]:
         """Functions a transform applies to directly, with their traced values (rules on values)."""

@@ -1,0 +1,71 @@
+"""Tracing across modules: what a module's traced code reaches in other project modules.
+
+A model file jits a training step that calls a helper from `layers.py`; the
+helper's loop is traced although nothing in `layers.py` says so. Each module
+reports the calls (and transforms, and `lax.scan` bodies) its traced code
+aims at functions imported from project modules (`ExternalTrace`); the
+project pass (`jaxloopfix.project`) turns them into seeds (`TraceSeed`) for
+the modules that define those functions and re-checks them, to a fixed point.
+Only what is imported explicitly counts: a name that is not bound by an
+import statement (a parameter, an attribute of an object) is never followed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class TraceSeed:
+    """A module-level function of this module that traced code in another module reaches."""
+
+    name: str
+    reason: str
+    # True when a transform applies to it directly (`jax.jit(helpers.step)`): its
+    # non-static parameters are tracers. False for a plain call from traced code.
+    transformed: bool = False
+    static_names: frozenset[str] = frozenset()
+    static_nums: frozenset[int] = frozenset()
+
+
+@dataclass(frozen=True)
+class ExternalTrace:
+    """Traced code reaching `name` of project module `module`, and how."""
+
+    module: str
+    name: str
+    reason: str
+    transformed: bool = False
+    static_names: frozenset[str] = frozenset()
+    static_nums: frozenset[int] = frozenset()
+
+    def seed(self) -> TraceSeed:
+        return TraceSeed(self.name, self.reason, self.transformed, self.static_names, self.static_nums)
+
+
+@dataclass(frozen=True)
+class ModuleSite:
+    """Where a file sits in the checked project, to resolve its imports of project modules."""
+
+    # The package relative imports start from ("" for a top-level module); None when the
+    # file is not importable (a script outside any package still imports its siblings).
+    package: str | None
+    # Top-level names of the project's modules and packages: imports of anything else
+    # (jax, numpy, the standard library) are never followed.
+    roots: frozenset[str]
+    # Functions of this module that other modules trace.
+    seeds: tuple[TraceSeed, ...] = ()
+
+    def absolute(self, qualified: str) -> str | None:
+        """`.helpers.step` -> `pkg.helpers.step`; None for names outside the project."""
+        if qualified.startswith("."):
+            if self.package is None:
+                return None
+            dots = len(qualified) - len(qualified.lstrip("."))
+            parts = self.package.split(".") if self.package else []
+            if dots - 1 > len(parts):
+                return None
+            base = parts[: len(parts) - (dots - 1)]
+            rest = qualified[dots:]
+            return ".".join([*base, rest]) if rest else None
+        return qualified if qualified.split(".", 1)[0] in self.roots else None

@@ -1,0 +1,125 @@
+"""The modules checked together, and how tracing flows between them.
+
+`jaxloopfix check src/` sees a training step jitted in `train.py` that calls
+`rnn_forward` from `layers.py`: the loop in `rnn_forward` runs traced, though
+nothing in `layers.py` says so. Each file's analysis lists what its traced
+code reaches in project modules (`ExternalTrace`); `TraceFlow` turns that into
+seeds for the defining files and says which files to check again, until
+nothing changes. Module names come from the file layout, as Python's import
+system would see it from the file's import root (the first directory up
+without an `__init__.py`).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from jaxloopfix.analysis.cross_module import ExternalTrace, ModuleSite, TraceSeed
+from jaxloopfix.config import Settings
+
+
+@dataclass(frozen=True)
+class ModuleName:
+    name: str  # "pkg.layers"
+    package: str  # where relative imports start: "pkg" ("" for a top-level module)
+    root: Path  # the import root: the directory `import pkg` is resolved from
+
+
+def module_name(path: Path) -> ModuleName | None:
+    """The module a `.py` file is imported as; None when its name is not an identifier."""
+    path = Path(os.path.abspath(path))
+    if path.suffix != ".py" or not path.stem.isidentifier():
+        return None
+    is_package = path.stem == "__init__"
+    parts = [] if is_package else [path.stem]
+    directory = path.parent
+    while (directory / "__init__.py").is_file() and directory.name.isidentifier():
+        parts.insert(0, directory.name)
+        directory = directory.parent
+    if not parts:
+        return None  # an `__init__.py` whose directory is not a package name
+    package = parts if is_package else parts[:-1]
+    return ModuleName(".".join(parts), ".".join(package), directory)
+
+
+@dataclass
+class ModuleIndex:
+    """Module names of the files checked together, to resolve imports between them."""
+
+    names: dict[Path, ModuleName] = field(default_factory=dict)
+    by_name: dict[str, list[Path]] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, files: list[Path]) -> ModuleIndex:
+        index = cls()
+        for path in files:
+            found = module_name(path)
+            if found is not None:
+                index.names[path] = found
+                index.by_name.setdefault(found.name, []).append(path)
+        return index
+
+    @property
+    def roots(self) -> frozenset[str]:
+        return frozenset(name.split(".", 1)[0] for name in self.by_name)
+
+    def resolve(self, importer: Path, module: str) -> Path | None:
+        """The checked file `module` names, as seen from `importer` (same import root first)."""
+        candidates = self.by_name.get(module, [])
+        if len(candidates) == 1:
+            return candidates[0]
+        own = self.names.get(importer)
+        same_root = [c for c in candidates if own is not None and self.names[c].root == own.root]
+        return same_root[0] if len(same_root) == 1 else None
+
+    def site(self, path: Path, seeds: tuple[TraceSeed, ...] = ()) -> ModuleSite | None:
+        found = self.names.get(path)
+        if found is None:
+            return None
+        return ModuleSite(found.package, self.roots, seeds)
+
+
+@dataclass
+class TraceFlow:
+    """Seeds per file, grown from the external traces of each file's analysis."""
+
+    index: ModuleIndex
+    seeds: dict[Path, dict[str, TraceSeed]] = field(default_factory=dict)
+
+    @property
+    def active(self) -> bool:
+        """Worth following: at least two checked files can import each other."""
+        return len(self.index.names) > 1
+
+    def settings_for(self, path: Path, settings: Settings) -> Settings:
+        if not self.active:
+            return settings
+        seeds = tuple(sorted(self.seeds.get(path, {}).values(), key=lambda s: s.name))
+        site = self.index.site(path, seeds)
+        return replace(settings, site=site) if site is not None else settings
+
+    def add(self, importer: Path, traces: list[ExternalTrace]) -> set[Path]:
+        """Record `importer`'s traces; the files whose seeds changed (to check again)."""
+        changed: set[Path] = set()
+        for trace in traces:
+            target = self.index.resolve(importer, trace.module)
+            if target is None:
+                continue
+            known = self.seeds.setdefault(target, {})
+            merged = _merge(known.get(trace.name), trace.seed())
+            if merged != known.get(trace.name):
+                known[trace.name] = merged
+                changed.add(target)
+        return changed
+
+
+def _merge(old: TraceSeed | None, new: TraceSeed) -> TraceSeed:
+    """One seed per function: a transform's view wins over a plain call's (its parameters are
+    tracers); a parameter static at any transform site stays static (precision first)."""
+    if old is None or (new.transformed and not old.transformed):
+        return new
+    if old.transformed and new.transformed:
+        return replace(old, static_names=old.static_names | new.static_names, static_nums=old.static_nums | new.static_nums)
+    return old

@@ -1,0 +1,209 @@
+"""Tracing across the modules checked together: a function is traced when traced code in another
+checked module calls it, wraps it in a transform or hands it to `lax` control flow, through
+absolute, relative and re-exported imports, transitively. Fixes made there run equal on JAX."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import jaxloopfix.engine as engine
+from jaxloopfix import api
+from jaxloopfix.cli import main
+from jaxloopfix.config import Settings
+from jaxloopfix.project import module_name
+
+FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "project"
+
+LOOP = """
+    outs = []
+    for t in range(xs.shape[0]):
+        h = jnp.tanh(h + xs[t])
+        outs.append(h)
+    return jnp.stack(outs)
+"""
+
+
+def _tree(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip())
+    return root
+
+
+def _found(root: Path, *paths: str) -> dict[str, list[tuple[str, str]]]:
+    """{relative file: [(code, traced reason)]} for a check of `paths` (default: the whole tree)."""
+    results = api.check_paths([root / p for p in paths] or [root], Settings())
+    out: dict[str, list[tuple[str, str]]] = {}
+    for result in results:
+        assert not result.errors, result.errors
+        for d in result.diagnostics:
+            out.setdefault(Path(result.filename).relative_to(root).as_posix(), []).append((d.code, (d.traced_reason or "").split(" is traced: ", 1)[-1]))
+    return out
+
+
+def _helper(name: str = "encode", params: str = "h, xs") -> str:
+    return f"import jax.numpy as jnp\n\n\ndef {name}({params}):" + textwrap.indent(textwrap.dedent(LOOP), "    ").rstrip() + "\n"
+
+
+def test_module_names_follow_the_package_layout(tmp_path: Path) -> None:
+    _tree(tmp_path, {"src/pkg/__init__.py": "", "src/pkg/sub/__init__.py": "", "src/pkg/sub/m.py": "", "script.py": "",
+                     "my-script.py": ""})
+    found = module_name(tmp_path / "src/pkg/sub/m.py")
+    assert found is not None and (found.name, found.package, found.root) == ("pkg.sub.m", "pkg.sub", tmp_path / "src")
+    init = module_name(tmp_path / "src/pkg/sub/__init__.py")
+    assert init is not None and (init.name, init.package) == ("pkg.sub", "pkg.sub")
+    script = module_name(tmp_path / "script.py")
+    assert script is not None and (script.name, script.package) == ("script", "")
+    assert module_name(tmp_path / "my-script.py") is None
+
+
+def test_fixture_package_reports_loops_traced_from_another_module() -> None:
+    found = _found(FIXTURE)
+    assert found == {
+        "seqmodel/layers.py": [
+            ("JLF001", "called from traced function `loss` on line 11 of " + str(FIXTURE / "seqmodel/train.py")),
+            ("JLF002", "the body of `lax.scan` on line 12 of " + str(FIXTURE / "seqmodel/train.py")),
+        ]
+    }
+    # Alone, nothing in layers.py is traced.
+    assert _found(FIXTURE, "seqmodel/layers.py") == {}
+
+
+@pytest.mark.parametrize(
+    "importer",
+    [
+        "from pkg.layers import encode\n",
+        "from .layers import encode\n",
+        "from . import layers\nencode = None\n",
+        "import pkg.layers as layers\n",
+        "import pkg.layers\n",
+        "from pkg import encode\n",  # re-exported by pkg/__init__.py
+    ],
+)
+def test_import_forms(tmp_path: Path, importer: str) -> None:
+    call = "layers.encode(h, xs)" if "layers\n" in importer else "encode(h, xs)"
+    call = "pkg.layers.encode(h, xs)" if importer == "import pkg.layers\n" else call
+    _tree(tmp_path, {
+        "pkg/__init__.py": "from .layers import encode\n",
+        "pkg/layers.py": _helper(),
+        "pkg/model.py": f"import jax\n{importer}\n\n@jax.jit\ndef forward(h, xs):\n    return {call}\n",
+    })
+    assert [code for code, _ in _found(tmp_path)["pkg/layers.py"]] == ["JLF001"]
+
+
+def test_scripts_next_to_each_other_import_without_a_package(tmp_path: Path) -> None:
+    _tree(tmp_path, {
+        "helpers.py": _helper(),
+        "main.py": "import jax\nfrom helpers import encode\n\nstep = jax.jit(encode)\n",
+    })
+    found = _found(tmp_path)
+    assert found == {"helpers.py": [("JLF001", f"wrapped by `jax.jit(encode)` on line 4 of {tmp_path / 'main.py'}")]}
+
+
+def test_tracing_follows_chains_of_modules(tmp_path: Path) -> None:
+    _tree(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/a.py": "import jax\nfrom pkg.b import middle\n\n@jax.jit\ndef top(h, xs):\n    return middle(h, xs)\n",
+        "pkg/b.py": "from pkg.c import encode\n\ndef middle(h, xs):\n    return encode(h, xs) * 2\n",
+        "pkg/c.py": _helper(),
+    })
+    found = _found(tmp_path)
+    assert list(found) == ["pkg/c.py"]
+    assert found["pkg/c.py"][0][1].startswith("called from traced function `middle` on line 4 of")
+
+
+def test_static_arguments_of_a_remote_transform_are_static(tmp_path: Path) -> None:
+    """`jax.jit(layers.run, static_argnames="n")`: `range(n)` unrolls (JLF002), `range(m)` fails (JLF003)."""
+    _tree(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/layers.py": """
+            import jax.numpy as jnp
+
+
+            def run(x, n, m):
+                for i in range(n):
+                    x = x * 2
+                for i in range(m):
+                    x = x + 1
+                return x
+        """,
+        "pkg/train.py": "import jax\nfrom pkg import layers\n\nrun = jax.jit(layers.run, static_argnames=('n',))\n",
+    })
+    found = _found(tmp_path)["pkg/layers.py"]
+    assert [code for code, _ in found] == ["JLF002", "JLF003"]
+    assert found[1][1].startswith("wrapped by `jax.jit(layers.run, static_argnames=('n',))` on line 4")
+
+
+def test_host_code_and_shadowing_names_are_not_followed(tmp_path: Path) -> None:
+    _tree(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/layers.py": _helper("encode") + "\n\n" + _helper("other").split("\n", 3)[3],
+        "pkg/train.py": """
+            import jax
+            from pkg.layers import encode, other
+
+
+            def host(h, xs):
+                return encode(h, xs)  # not traced: nothing transforms `host`
+
+
+            @jax.jit
+            def forward(h, xs, layers):
+                return layers.other(h, xs)  # `layers` is a parameter, not the module
+        """,
+    })
+    assert _found(tmp_path) == {}
+
+
+def test_results_do_not_depend_on_the_prefilter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shutil.copytree(FIXTURE, tmp_path / "project")
+    with_prefilter = _found(tmp_path / "project")
+    monkeypatch.setattr(engine, "may_have_findings", lambda *a, **k: True)
+    assert _found(tmp_path / "project") == with_prefilter
+
+
+RUN = """
+import json, sys
+import jax
+jax.config.update("jax_enable_x64", True)
+import jax.numpy as jnp
+from seqmodel.train import loss
+w = jnp.arange(16.0).reshape(4, 4) / 40
+xs = jnp.sin(jnp.arange(28.0)).reshape(7, 4)
+h = jnp.cos(jnp.arange(4.0))
+value, grads = jax.value_and_grad(loss, argnums=(0, 1, 2))(w, xs, h)
+print(json.dumps([float(value)] + [jnp.ravel(g).tolist() for g in grads]))
+"""
+
+
+def _run(package_root: Path) -> list:
+    env = {**os.environ, "PYTHONPATH": str(package_root), "JAX_PLATFORMS": "cpu"}
+    done = subprocess.run([sys.executable, "-c", RUN], env=env, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)
+
+
+def test_fix_across_modules_runs_equal_on_jax(tmp_path: Path) -> None:
+    original = tmp_path / "original"
+    fixed = tmp_path / "fixed"
+    shutil.copytree(FIXTURE, original)
+    shutil.copytree(FIXTURE, fixed)
+    outcome = CliRunner().invoke(main, ["check", "--fix", str(fixed)])
+    assert outcome.exit_code == 0, outcome.output
+    assert "lax.scan" in (fixed / "seqmodel/layers.py").read_text()
+    assert (fixed / "seqmodel/train.py").read_text() == (original / "seqmodel/train.py").read_text()
+    again = CliRunner().invoke(main, ["check", "--fix", str(fixed)])
+    assert again.exit_code == 0 and "All checks passed" in again.output
+    expected, actual = _run(original), _run(fixed)
+    assert actual[0] == pytest.approx(expected[0], rel=1e-10)
+    for e, a in zip(expected[1:], actual[1:], strict=True):
+        assert a == pytest.approx(e, rel=1e-9, abs=1e-12)
