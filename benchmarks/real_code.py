@@ -4,9 +4,9 @@
     python benchmarks/real_code.py --list     # ... and every diagnostic
 
 For each installed package among jax, flax, optax, equinox, haiku and numpyro the
-engine is run on every `.py` file under the package's source directory (files that
-are not UTF-8 are skipped). Parse errors and crashes (any other exception) are
-counted; crashes are printed. Nothing is imported from the packages except to
+package's source directory is checked as one project (tracing followed across its
+modules), with `--processes` worker processes. Parse errors and crashes (any other
+exception) are counted; crashes are printed. Nothing is imported from the packages except to
 locate them and read their version.
 """
 
@@ -15,15 +15,13 @@ from __future__ import annotations
 import argparse
 import importlib.metadata
 import importlib.util
-import multiprocessing
 import sys
 import time
-import traceback
 from collections import Counter
 from pathlib import Path
 
+from jaxloopfix import api
 from jaxloopfix.config import Settings
-from jaxloopfix.engine import ParseError, lint_text
 
 PACKAGES = ("jax", "flax", "optax", "equinox", "haiku", "numpyro")
 DISTRIBUTIONS = {"haiku": "dm-haiku"}
@@ -44,33 +42,30 @@ def version(name: str) -> str:
         return "?"
 
 
-def lint_file(path: str) -> tuple[str, str, list[tuple[int, int, str, str, str]], str]:
-    """(path, status, diagnostics, detail); status is ok / skipped / parse / crash."""
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        return path, "crash", [], f"OSError: {exc}"
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return path, "skipped", [], "not UTF-8"
-    try:
-        diagnostics = lint_text(text, path, Settings())
-    except ParseError as exc:
-        return path, "parse", [], exc.message
-    except Exception as exc:  # noqa: BLE001 - counting crashes is the point
-        return path, "crash", [], f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"
-    rows = []
-    for d in diagnostics:
-        if d.fix is not None:
-            how = f"fix: {d.fix.applicability.value}"
-        else:
-            how = f"no fix: {d.no_fix_reason}" if d.no_fix_reason else "no fix"
-        message = d.message
-        if d.no_fix_reason and message.endswith(f" ({how})"):
-            message = message[: -len(f" ({how})")]  # the engine already appends the reason
-        rows.append((d.location.row, d.location.column, d.code, message, how))
-    return path, "ok", rows, ""
+def check_package(dirs: list[Path], jobs: int) -> list[tuple[str, str, list[tuple[int, int, str, str, str]], str]]:
+    """(path, status, diagnostics, detail) per file; status is ok / parse / crash.
+
+    The package is checked as one project (`api.check_paths`), so tracing is followed
+    across its modules as `jaxloopfix check PACKAGE_DIR` would."""
+    out = []
+    for result in api.check_paths(dirs, Settings(), jobs=jobs):
+        if result.errors:
+            detail = "; ".join(e.message for e in result.errors)
+            status = "crash" if "internal error" in detail else "parse"
+            out.append((result.filename, status, [], detail))
+            continue
+        rows = []
+        for d in result.diagnostics:
+            if d.fix is not None:
+                how = f"fix: {d.fix.applicability.value}"
+            else:
+                how = f"no fix: {d.no_fix_reason}" if d.no_fix_reason else "no fix"
+            message = d.message
+            if d.no_fix_reason and message.endswith(f" ({how})"):
+                message = message[: -len(f" ({how})")]  # the engine already appends the reason
+            rows.append((d.location.row, d.location.column, d.code, message, how))
+        out.append((result.filename, "ok", rows, ""))
+    return out
 
 
 def main() -> int:
@@ -83,29 +78,27 @@ def main() -> int:
     table = []
     listing: list[str] = []
     crashes: list[str] = []
-    with multiprocessing.Pool(args.processes) as pool:
-        for name in args.packages:
-            dirs = source_dirs(name)
-            if not dirs:
-                print(f"{name}: not installed, skipped", file=sys.stderr)
-                continue
-            files = sorted({str(p) for d in dirs for p in d.rglob("*.py") if p.is_file()})
-            start = time.perf_counter()
-            results = pool.map(lint_file, files, chunksize=4)
-            seconds = time.perf_counter() - start
-            status = Counter(r[1] for r in results)
-            codes: Counter[str] = Counter()
-            for path, st, rows, detail in results:
-                if st == "crash":
-                    crashes.append(f"{path}: {detail}")
-                    print(f"CRASH {path}: {detail}", file=sys.stderr)
-                for row, col, code, message, how in rows:
-                    codes[code] += 1
-                    listing.append(f"{path}:{row}:{col} {code} {message} ({how})")
-            table.append(
-                (name, version(name), len(files) - status["skipped"], status["parse"], status["crash"],
-                 *(codes[c] for c in CODES), f"{seconds:.1f}")
-            )
+    for name in args.packages:
+        dirs = source_dirs(name)
+        if not dirs:
+            print(f"{name}: not installed, skipped", file=sys.stderr)
+            continue
+        start = time.perf_counter()
+        results = check_package(dirs, args.processes)
+        seconds = time.perf_counter() - start
+        status = Counter(r[1] for r in results)
+        codes: Counter[str] = Counter()
+        for path, st, rows, detail in results:
+            if st == "crash":
+                crashes.append(f"{path}: {detail}")
+                print(f"CRASH {path}: {detail}", file=sys.stderr)
+            for row, col, code, message, how in rows:
+                codes[code] += 1
+                listing.append(f"{path}:{row}:{col} {code} {message} ({how})")
+        table.append(
+            (name, version(name), len(results), status["parse"], status["crash"],
+             *(codes[c] for c in CODES), f"{seconds:.1f}")
+        )
 
     header = ("package", "version", "files", "parse errors", "crashes", *CODES, "seconds")
     print("| " + " | ".join(header) + " |")

@@ -6,12 +6,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jaxloopfix.analysis.cross_module import ExternalTrace
+from jaxloopfix.analysis.cross_module import ModuleLinks
 from jaxloopfix.config import Settings
-from jaxloopfix.notebook import NotebookError
-from jaxloopfix.verify.runner import VerifyOptions
 from jaxloopfix.diagnostics import Applicability, Diagnostic, FileError, Location
-from jaxloopfix.project import ModuleIndex, TraceFlow
 from jaxloopfix.engine import ParseError, apply_fixes, lint_module, lint_text
 from jaxloopfix.files import (
     FileTooLargeError,
@@ -21,6 +18,10 @@ from jaxloopfix.files import (
     read_source,
     write_source_atomic,
 )
+from jaxloopfix.notebook import NotebookError
+from jaxloopfix.parallel import pool
+from jaxloopfix.project import ModuleIndex, TraceFlow
+from jaxloopfix.verify.runner import VerifyOptions
 
 __all__ = ["FileResult", "check_file", "check_paths", "check_source", "check_text", "fix_text"]
 
@@ -35,8 +36,8 @@ class FileResult:
     fixed_count: int = 0
     # Files skipped on purpose (over max-file-size): a warning, not a failure.
     warnings: list[FileError] = field(default_factory=list)
-    # What the file's traced code reaches in other checked modules (see `project`).
-    external: list[ExternalTrace] = field(default_factory=list)
+    # What the project pass learns from this file (see `project`).
+    links: ModuleLinks = field(default_factory=ModuleLinks)
 
 
 def check_text(text: str, filename: str, settings: Settings) -> list[Diagnostic]:
@@ -78,7 +79,7 @@ def check_source(
             lint, fixer = lint_notebook, fix_notebook
         if not fix and lint is lint_text:
             linted = lint_module(source.text, filename, settings)
-            result.diagnostics, result.external = linted.diagnostics, linted.external
+            result.diagnostics, result.links = linted.diagnostics, linted.links
             return result
         if not fix:
             result.diagnostics = lint(source.text, filename, settings)
@@ -149,13 +150,16 @@ def check_paths(
     unsafe: bool = False,
     write: bool = True,
     verify: VerifyOptions | None = None,
+    jobs: int = 1,
 ) -> list[FileResult]:
     """Check (and fix) everything `paths` expands to, as one project, in a stable order.
 
     Tracing is followed across the checked files: a function another checked module
     traces (calls from jitted code, wraps in `jax.jit`, hands to `lax.scan`) is analysed
-    as traced. Files are linted, then those that gained such seeds are linted again until
-    nothing changes; with `fix`, files with applicable fixes are then fixed.
+    as traced, and so are methods of classes deriving from another module's Flax, Haiku
+    or Equinox module. Files are linted, then those that gained such facts are linted
+    again until nothing changes; with `fix`, files with applicable fixes are then fixed.
+    `jobs` worker processes share each round (verification runs in this process).
 
     One bad file never stops the run: a path that does not exist, an unreadable
     file or even a crash inside the engine becomes an error on that file's result.
@@ -170,23 +174,51 @@ def check_paths(
             results[path] = FileResult(filename=str(path), warnings=[exc.file_error])
         except SourceError as exc:
             results[path] = FileResult(filename=str(path), errors=[exc.file_error])
-    flow = TraceFlow(ModuleIndex.build([p for p in sources if p.suffix == ".py"]))
-    pending = list(sources)
-    while pending:
-        changed: set[Path] = set()
-        for path in pending:
-            results[path] = check_source(sources[path], flow.settings_for(path, settings), write=False)
-        if flow.active:
-            for path in pending:
-                changed |= flow.add(path, results[path].external)
-        pending = [p for p in sources if p in changed]
-    if fix:
-        for path, source in sources.items():
-            if any(_fixable(d, unsafe) for d in results[path].diagnostics):
-                file_settings = flow.settings_for(path, settings)
-                results[path] = check_source(source, file_settings, fix=True, unsafe=unsafe, write=write, verify=verify)
+    flow = TraceFlow(ModuleIndex.build([p for p in sources if p.suffix == ".py"]), lambda p: _text(sources, p))
+    with pool(1 if verify is not None else jobs) as workers:
+        pending = list(sources)
+        while pending:
+            tasks = [_Task(sources[p], flow.settings_for(p, settings)) for p in pending]
+            for path, result in zip(pending, workers.map(_lint, tasks), strict=True):
+                results[path] = result
+            changed: set[Path] = set()
+            if flow.active:
+                for path in pending:
+                    changed |= flow.add(path, results[path].links)
+                changed |= flow.waiting()
+            pending = [p for p in sources if p in changed]
+        if fix:
+            to_fix = [p for p in sources if any(_fixable(d, unsafe) for d in results[p].diagnostics)]
+            tasks = [
+                _Task(sources[p], flow.settings_for(p, settings), fix=True, unsafe=unsafe, write=write, verify=verify)
+                for p in to_fix
+            ]
+            for path, result in zip(to_fix, workers.map(_lint, tasks), strict=True):
+                results[path] = result
     errors = [FileResult(filename=error.filename, errors=[error]) for error in found.errors]
     return errors + [results[path] for path in found.files]
+
+
+@dataclass(frozen=True)
+class _Task:
+    source: SourceFile
+    settings: Settings
+    fix: bool = False
+    unsafe: bool = False
+    write: bool = False
+    verify: VerifyOptions | None = None
+
+
+def _lint(task: _Task) -> FileResult:
+    """`check_source` for one task (module-level: worker processes call it)."""
+    return check_source(
+        task.source, task.settings, fix=task.fix, unsafe=task.unsafe, write=task.write, verify=task.verify
+    )
+
+
+def _text(sources: dict[Path, SourceFile], path: Path) -> str | None:
+    source = sources.get(path)
+    return source.text if source is not None else None
 
 
 def _fixable(diagnostic: Diagnostic, unsafe: bool) -> bool:

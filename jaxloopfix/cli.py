@@ -77,6 +77,10 @@ def main() -> None:
     type=click.Path(dir_okay=False, path_type=Path),
     help="pyproject.toml to read [tool.jaxloopfix] from (default: nearest one above the current directory).",
 )
+@click.option(
+    "--jobs", "-j", type=click.IntRange(min=1), metavar="N",
+    help="Worker processes (default: the number of CPU cores).",
+)
 def check(
     paths: tuple[Path, ...],
     fix: bool,
@@ -93,6 +97,7 @@ def check(
     config: Path | None,
     verify_fixes: bool = False,
     tune_unroll: bool = False,
+    jobs: int | None = None,
 ) -> None:
     """Check PATHS (default: the current directory) for loops unrolled under a JAX trace."""
     if (verify_fixes or tune_unroll) and not fix:
@@ -109,6 +114,7 @@ def check(
 
     # Imported here so `--version`, `--help` and config errors work without the engine.
     from jaxloopfix import api
+    from jaxloopfix.parallel import default_jobs
     from jaxloopfix.rules import ALL_RULES
 
     known = [rule.code for rule in ALL_RULES]
@@ -125,7 +131,8 @@ def check(
 
         verify = VerifyOptions(tune_unroll=tune_unroll) if verify_fixes or tune_unroll else None
         results = api.check_paths(
-            list(paths) or [Path(".")], settings, fix=fix or diff, unsafe=unsafe_fixes, write=not diff, verify=verify
+            list(paths) or [Path(".")], settings, fix=fix or diff, unsafe=unsafe_fixes, write=not diff, verify=verify,
+            jobs=jobs or default_jobs(),
         )
         outcome = _finish(
             results, diff=diff, unsafe=unsafe_fixes, output_format=output_format,

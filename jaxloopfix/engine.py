@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from jaxloopfix.analysis.cross_module import ExternalTrace
+from jaxloopfix.analysis.cross_module import ModuleLinks
 from jaxloopfix.analysis.source import ParsedModule
 from jaxloopfix.config import Settings
 from jaxloopfix.diagnostics import Applicability, Diagnostic, Edit
@@ -64,8 +64,8 @@ def is_suppressed(diagnostic: Diagnostic, lines: list[str]) -> bool:
 @dataclass
 class ModuleLint:
     diagnostics: list[Diagnostic] = field(default_factory=list)
-    # What this module's traced code reaches in other project modules (with `settings.site`).
-    external: list[ExternalTrace] = field(default_factory=list)
+    # What the project pass learns from this module (with `settings.site`).
+    links: ModuleLinks = field(default_factory=ModuleLinks)
 
 
 def lint_text(text: str, filename: str, settings: Settings, *, prefilter: bool = True) -> list[Diagnostic]:
@@ -106,10 +106,10 @@ def lint_module(text: str, filename: str, settings: Settings, *, prefilter: bool
     diagnostics = [d for d in diagnostics if not is_suppressed(d, lines)]
     diagnostics.sort(key=lambda d: (d.location.row, d.location.column, d.code))
     try:
-        external = list(context.external) if site is not None else []
+        links = context.links if site is not None else ModuleLinks()
     except RecursionError:
         raise ParseError("the code is nested too deeply to analyse") from None
-    return ModuleLint(diagnostics, external)
+    return ModuleLint(diagnostics, links)
 
 
 def _applicable(diagnostic: Diagnostic, unsafe: bool) -> bool:

@@ -100,6 +100,12 @@ def may_have_findings(
     if any(name not in functions for name in seeds):
         return True  # a re-export (`from .layers import step` in `__init__.py`) to follow
     imported = _project_imports(tree, project_roots) if project_roots is not None else frozenset()
+    if project_roots is not None:
+        # Framework classes are passed on to the modules deriving from them: a class on a
+        # framework base, or on a project class that may be one, needs the full analysis.
+        bases = BASE_NAMES | {b.rsplit(".", 1)[-1] for b in extra_base_classes} | imported
+        if any(_mentions(base, bases) for group in classes.values() for c in group for base in c.bases):
+            return True
     if not imports_tracer or not (functions or imported):
         return False
     return _traced_loop_possible(

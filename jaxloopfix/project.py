@@ -12,11 +12,18 @@ without an `__init__.py`).
 
 from __future__ import annotations
 
+import ast
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from jaxloopfix.analysis.cross_module import ExternalTrace, ModuleSite, TraceSeed
+from jaxloopfix.analysis.cross_module import (
+    ModuleClass,
+    ModuleLinks,
+    ModuleSite,
+    TraceSeed,
+)
 from jaxloopfix.config import Settings
 
 
@@ -74,19 +81,26 @@ class ModuleIndex:
         same_root = [c for c in candidates if own is not None and self.names[c].root == own.root]
         return same_root[0] if len(same_root) == 1 else None
 
-    def site(self, path: Path, seeds: tuple[TraceSeed, ...] = ()) -> ModuleSite | None:
+    def site(
+        self, path: Path, seeds: tuple[TraceSeed, ...] = (), classes: tuple[ModuleClass, ...] = ()
+    ) -> ModuleSite | None:
         found = self.names.get(path)
         if found is None:
             return None
-        return ModuleSite(found.package, self.roots, seeds)
+        return ModuleSite(found.package, self.roots, seeds, found.name, classes)
 
 
 @dataclass
 class TraceFlow:
-    """Seeds per file, grown from the external traces of each file's analysis."""
+    """Seeds and framework classes per file, grown from each file's `ModuleLinks`."""
 
     index: ModuleIndex
+    # The text of a checked file (to follow re-exports of classes through `__init__.py`).
+    read: Callable[[Path], str | None] = lambda path: None
     seeds: dict[Path, dict[str, TraceSeed]] = field(default_factory=dict)
+    classes: dict[str, ModuleClass] = field(default_factory=dict)
+    wanted: dict[Path, set[str]] = field(default_factory=dict)
+    given: dict[Path, tuple[ModuleClass, ...]] = field(default_factory=dict)
 
     @property
     def active(self) -> bool:
@@ -97,13 +111,33 @@ class TraceFlow:
         if not self.active:
             return settings
         seeds = tuple(sorted(self.seeds.get(path, {}).values(), key=lambda s: s.name))
-        site = self.index.site(path, seeds)
+        classes = self.given[path] = self._classes_for(path)
+        site = self.index.site(path, seeds, classes)
         return replace(settings, site=site) if site is not None else settings
 
-    def add(self, importer: Path, traces: list[ExternalTrace]) -> set[Path]:
-        """Record `importer`'s traces; the files whose seeds changed (to check again)."""
+    def _classes_for(self, path: Path) -> tuple[ModuleClass, ...]:
+        """The framework classes `path` derives from, as far as they are known now."""
+        found = []
+        for qualified in sorted(self.wanted.get(path, ())):
+            known = self._class(path, qualified)
+            if known is not None:
+                found.append(ModuleClass(qualified, known.label, known.entries))
+        return tuple(found)
+
+    def _class(self, importer: Path, qualified: str, depth: int = 0) -> ModuleClass | None:
+        """A known framework class by the name an importer uses, through re-exports."""
+        if qualified in self.classes or depth > 8 or "." not in qualified:
+            return self.classes.get(qualified)
+        module, name = qualified.rsplit(".", 1)
+        path = self.index.resolve(importer, module)
+        text = self.read(path) if path is not None else None
+        source = _imported_name(text, name, self.index.names[path]) if text is not None and path is not None else None
+        return self._class(path, source, depth + 1) if source is not None and path is not None else None
+
+    def add(self, importer: Path, links: ModuleLinks) -> set[Path]:
+        """Record `importer`'s links; the files whose seeds changed (to check again)."""
         changed: set[Path] = set()
-        for trace in traces:
+        for trace in links.external:
             target = self.index.resolve(importer, trace.module)
             if target is None:
                 continue
@@ -112,7 +146,38 @@ class TraceFlow:
             if merged != known.get(trace.name):
                 known[trace.name] = merged
                 changed.add(target)
+        for cls in links.classes:
+            self.classes.setdefault(cls.qualified, cls)
+        self.wanted[importer] = set(links.wanted) | {c.qualified for c in self.given.get(importer, ())}
         return changed
+
+    def waiting(self) -> set[Path]:
+        """Files that derive from framework classes learned since they were checked."""
+        return {path for path in self.wanted if self.given.get(path, ()) != self._classes_for(path)}
+
+
+def _imported_name(text: str, name: str, module: ModuleName) -> str | None:
+    """The absolute name a module-level `from ... import` binds `name` to in `text`."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    for node in tree.body:
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        for alias in node.names:
+            if (alias.asname or alias.name) != name:
+                continue
+            if node.level:
+                parts = module.package.split(".") if module.package else []
+                if node.level - 1 > len(parts):
+                    return None
+                base = parts[: len(parts) - (node.level - 1)]
+                source = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                source = node.module or ""
+            return f"{source}.{alias.name}" if source else None
+    return None
 
 
 def _merge(old: TraceSeed | None, new: TraceSeed) -> TraceSeed:

@@ -207,3 +207,55 @@ def test_fix_across_modules_runs_equal_on_jax(tmp_path: Path) -> None:
     assert actual[0] == pytest.approx(expected[0], rel=1e-10)
     for e, a in zip(expected[1:], actual[1:], strict=True):
         assert a == pytest.approx(e, rel=1e-9, abs=1e-12)
+
+
+MODEL = """
+import jax.numpy as jnp
+from {import_from} import {base}
+
+
+class Encoder({base}):
+    def __call__(self, xs):
+        h = jnp.zeros(4)
+        hs = []
+        for t in range(xs.shape[0]):
+            h = jnp.tanh(h + xs[t])
+            hs.append(h)
+        for layer in self.layers:  # a layer loop: never reported
+            h = layer(h)
+        return jnp.stack(hs), h
+
+    def setup(self):
+        self.layers = [lambda h: h for _ in range(3)]
+"""
+
+
+@pytest.mark.parametrize(
+    ("base_module", "label"),
+    [
+        ("import flax.linen as nn\n\n\nclass Base(nn.Module):\n    hidden: int = 4\n", "Flax module"),
+        ("import equinox as eqx\n\n\nclass Base(eqx.Module):\n    hidden: int = 4\n", "Equinox module"),
+        ("import haiku as hk\n\n\nclass Base(hk.Module):\n    pass\n", "Haiku module"),
+    ],
+)
+@pytest.mark.parametrize("import_from", ["pkg", "pkg.base", ".base"])
+def test_framework_base_class_from_another_module(tmp_path: Path, base_module: str, label: str, import_from: str) -> None:
+    _tree(tmp_path, {
+        "pkg/__init__.py": "from .base import Base\n",
+        "pkg/base.py": base_module,
+        "pkg/model.py": MODEL.format(import_from=import_from, base="Base"),
+    })
+    found = _found(tmp_path)
+    assert found == {"pkg/model.py": [("JLF001", f"method `__call__` of {label} `Encoder`")]}
+
+
+def test_framework_classes_chain_through_modules(tmp_path: Path) -> None:
+    _tree(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/base.py": "import flax.linen as nn\n\n\nclass Base(nn.Module):\n    pass\n",
+        "pkg/mid.py": "from pkg.base import Base\n\n\nclass Mid(Base):\n    pass\n",
+        "pkg/model.py": MODEL.format(import_from="pkg.mid", base="Mid"),
+        "pkg/plain.py": "class Plain:\n    pass\n",
+        "pkg/other.py": MODEL.format(import_from="pkg.plain", base="Plain"),
+    })
+    assert _found(tmp_path) == {"pkg/model.py": [("JLF001", "method `__call__` of Flax module `Encoder`")]}

@@ -6,13 +6,16 @@ reports the calls (and transforms, and `lax.scan` bodies) its traced code
 aims at functions imported from project modules (`ExternalTrace`); the
 project pass (`jaxloopfix.project`) turns them into seeds (`TraceSeed`) for
 the modules that define those functions and re-checks them, to a fixed point.
+Framework classes flow the other way: a Flax module class defined in
+`base.py` makes `class Encoder(Base)` in `model.py` a Flax module too
+(`ModuleClass`, asked for by the importer in `ModuleLinks.wanted`).
 Only what is imported explicitly counts: a name that is not bound by an
 import statement (a parameter, an attribute of an object) is never followed.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,25 @@ class ExternalTrace:
 
 
 @dataclass(frozen=True)
+class ModuleClass:
+    """A module-level framework class (Flax/Haiku/Equinox module, extra base's subclass)."""
+
+    qualified: str  # "pkg.base.Base"
+    label: str  # the framework's label, "Flax module"
+    entries: str  # which methods run traced (see `traced._Framework`)
+
+
+@dataclass
+class ModuleLinks:
+    """What one module's analysis tells the project pass."""
+
+    external: list[ExternalTrace] = field(default_factory=list)
+    classes: list[ModuleClass] = field(default_factory=list)
+    # Base classes imported from project modules whose framework this module does not know.
+    wanted: set[str] = field(default_factory=set)
+
+
+@dataclass(frozen=True)
 class ModuleSite:
     """Where a file sits in the checked project, to resolve its imports of project modules."""
 
@@ -55,6 +77,10 @@ class ModuleSite:
     roots: frozenset[str]
     # Functions of this module that other modules trace.
     seeds: tuple[TraceSeed, ...] = ()
+    # This module's own name (None when not importable) and the framework classes of other
+    # modules that its classes derive from.
+    module: str | None = None
+    classes: tuple[ModuleClass, ...] = ()
 
     def absolute(self, qualified: str) -> str | None:
         """`.helpers.step` -> `pkg.helpers.step`; None for names outside the project."""

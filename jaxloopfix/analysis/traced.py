@@ -13,7 +13,7 @@ trace (never linen's `setup` nor constructors), `hk.transform` targets and
 numpyro models. Their callees follow by propagation. Within one module that
 is all; with a `ModuleSite` (the project pass), functions other modules trace
 are seeded here, and what this module's traced code reaches in project
-modules it imports is recorded in `external` (see `cross_module`).
+modules it imports is recorded in `links` (see `cross_module`).
 """
 
 from __future__ import annotations
@@ -23,7 +23,12 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from jaxloopfix.analysis.cross_module import ExternalTrace, ModuleSite
+from jaxloopfix.analysis.cross_module import (
+    ExternalTrace,
+    ModuleClass,
+    ModuleLinks,
+    ModuleSite,
+)
 from jaxloopfix.analysis.names import parameters
 from jaxloopfix.analysis.source import ParsedModule, shorten
 
@@ -227,8 +232,9 @@ class TracedFinder:
     ) -> None:
         self.parsed = parsed
         self.site = site
-        # What this module's traced code reaches in other project modules.
-        self.external: list[ExternalTrace] = []
+        # What this module's traced code reaches in other project modules, and its framework classes.
+        self.links = ModuleLinks()
+        self._site_classes = {c.qualified: c for c in site.classes} if site is not None else {}
         self.transforms = TRACING_TRANSFORMS | frozenset(extra_decorators)
         self.bases = dict(MODULE_BASES)
         for name in extra_base_classes:
@@ -332,6 +338,13 @@ class TracedFinder:
                 found = self.framework_of(local, depth + 1)
                 if found is not None:
                     return found
+            imported = self._imported(base.value) if local is None else None
+            if imported is not None:
+                qualified = ".".join(imported)
+                known = self._site_classes.get(qualified)
+                if known is not None:
+                    return _Framework(known.label, known.entries), qualified
+                self.links.wanted.add(qualified)
         return None
 
     def _module_entries(self, cls: cst.ClassDef, framework: _Framework) -> list[tuple[cst.FunctionDef, str]]:
@@ -477,6 +490,12 @@ class TracedFinder:
                     traced = TracedFunction(inner, reason)
                     self.traced[inner] = traced
                     work.append(traced)
+        if self.site is not None and self.site.module is not None:
+            for statement in parsed.module.body:
+                found = self.framework_of(statement) if isinstance(statement, cst.ClassDef) else None
+                if found is not None:
+                    qualified = f"{self.site.module}.{statement.name.value}"
+                    self.links.classes.append(ModuleClass(qualified, found[0].label, found[0].entries))
         for traced in self.traced.values():
             cls = self.parsed.parent(self.parsed.parent(traced.node) or traced.node)
             if isinstance(cls, cst.ClassDef):  # a method: FunctionDef <- IndentedBlock <- ClassDef
@@ -631,7 +650,7 @@ class TracedFinder:
                 source = self._imported_from(seed.name)
                 if source is not None:  # a re-export: `from .layers import step` in `__init__.py`
                     module, name = source
-                    self.external.append(
+                    self.links.external.append(
                         ExternalTrace(module, name, seed.reason, seed.transformed, seed.static_names, seed.static_nums)
                     )
             elif func not in self.traced:
@@ -655,7 +674,7 @@ class TracedFinder:
             return
         line = self.parsed.position(node).start.line
         reason = f"{text} on line {line} of {self.parsed.filename}"
-        self.external.append(
+        self.links.external.append(
             ExternalTrace(target[0], target[1], reason, transformed, frozenset(static_names), frozenset(static_nums))
         )
 

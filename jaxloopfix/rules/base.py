@@ -14,11 +14,11 @@ from typing import ClassVar
 
 import libcst as cst
 
+from jaxloopfix.analysis.cross_module import ModuleLinks
 from jaxloopfix.analysis.loops import module_constants
 from jaxloopfix.analysis.plan import LoopPlan
 from jaxloopfix.analysis.planner import LoopPlanner
 from jaxloopfix.analysis.source import ParsedModule
-from jaxloopfix.analysis.cross_module import ExternalTrace
 from jaxloopfix.analysis.traced import TracedFinder, TracedFunction
 from jaxloopfix.analysis.traced_values import TracedValues, own_nodes, traced_values
 from jaxloopfix.config import Settings
@@ -42,9 +42,9 @@ class FileContext:
         return self.finder.traced
 
     @property
-    def external(self) -> list[ExternalTrace]:
+    def links(self) -> ModuleLinks:
         """What traced code here reaches in other project modules (with a `ModuleSite` only)."""
-        return self.finder.external
+        return self.finder.links
 
     def traced_value_functions(self) -> Iterator[tuple[TracedFunction, TracedValues]]:
         """Functions a transform applies to directly, with their traced values (rules on values)."""
