@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
@@ -12,9 +12,9 @@ from jaxloopfix.analysis.cross_module import ModuleLinks
 from jaxloopfix.analysis.source import ParsedModule
 from jaxloopfix.config import Settings
 from jaxloopfix.diagnostics import Applicability, Diagnostic, Edit
-from jaxloopfix.prefilter import SyntaxProblem, may_have_findings
+from jaxloopfix.prefilter import Reduced, SyntaxProblem, scan
 from jaxloopfix.rewrite.edits import apply_edits, overlaps
-from jaxloopfix.rules import ALL_RULES, FileContext
+from jaxloopfix.rules import ALL_RULES, FileContext, Rule
 
 MAX_FIX_PASSES = 50
 NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]+(?:[,\s]+[A-Za-z]+[0-9]+)*))?", re.IGNORECASE)
@@ -34,8 +34,10 @@ class RuleError(Exception):
     """A rule raised: a bug in jaxloopfix, reported instead of crashing the run."""
 
 
-def parse(text: str, filename: str) -> ParsedModule:
+def parse(text: str, filename: str, reduced: Reduced | None = None) -> ParsedModule:
     try:
+        if reduced is not None:
+            return ParsedModule(reduced.text, filename, reduced.hidden, reduced.bound)
         return ParsedModule(text, filename)
     except cst.ParserSyntaxError as exc:
         return _raise_parse(exc)
@@ -77,22 +79,50 @@ def lint_module(text: str, filename: str, settings: Settings, *, prefilter: bool
     """Diagnostics for one source text, and where its traced code leads in the project."""
     rules = [rule for rule in ALL_RULES if settings.is_enabled(rule.code, filename)]
     site = settings.site
+    reduced = None
     try:
         need_loop = all(rule.needs_loop for rule in rules)
-        if prefilter and not may_have_findings(
-            text,
-            settings.extra_traced_decorators,
-            settings.extra_traced_base_classes,
-            need_loop=need_loop,
-            seeds=frozenset(seed.name for seed in site.seeds) if site is not None else frozenset(),
-            project_roots=site.roots if site is not None else None,
-        ):
-            return ModuleLint()
+        if prefilter:
+            found = scan(
+                text,
+                settings.extra_traced_decorators,
+                settings.extra_traced_base_classes,
+                need_loop=need_loop,
+                seeds=frozenset(seed.name for seed in site.seeds) if site is not None else frozenset(),
+                project_roots=site.roots if site is not None else None,
+            )
+            if found is None:
+                return ModuleLint()
+            reduced = found.reduce(text)
     except SyntaxProblem as exc:
         raise ParseError(exc.message, exc.row, exc.column) from None
     if not rules and site is None:
         return ModuleLint()
-    parsed = parse(text, filename)
+    if reduced is not None:
+        linted = _lint_parsed(parse(text, filename, reduced), rules, settings)
+        restored = _restore_fixes(linted.diagnostics, reduced, text)
+        if restored is not None:
+            linted.diagnostics = restored
+            return linted
+    return _lint_parsed(parse(text, filename), rules, settings)
+
+
+def _restore_fixes(diagnostics: list[Diagnostic], reduced: Reduced, text: str) -> list[Diagnostic] | None:
+    """Fixes computed on the reduced text, as fixes of `text` (None: analyse the whole text)."""
+    out = []
+    for diagnostic in diagnostics:
+        if diagnostic.fix is not None:
+            edits = reduced.map_edits(diagnostic.fix.edits, text)
+            if edits is None:
+                return None
+            diagnostic = replace(diagnostic, fix=replace(diagnostic.fix, edits=edits))
+        out.append(diagnostic)
+    return out
+
+
+def _lint_parsed(parsed: ParsedModule, rules: list[type[Rule]], settings: Settings) -> ModuleLint:
+    filename = parsed.filename
+    site = settings.site
     context = FileContext(parsed, settings)
     diagnostics: list[Diagnostic] = []
     for rule in rules:

@@ -16,6 +16,12 @@ analysis, which matches transforms by qualified name.
 from __future__ import annotations
 
 import ast
+import bisect
+import re
+from dataclasses import dataclass
+
+from jaxloopfix.diagnostics import Edit
+from jaxloopfix.rewrite.edits import location_of
 
 TRACING_ROOTS = frozenset({"jax", "equinox", "flax", "haiku", "numpyro"})
 TRANSFORM_NAMES = frozenset(
@@ -60,7 +66,154 @@ def may_have_findings(
     seeds: frozenset[str] = frozenset(),
     project_roots: frozenset[str] | None = None,
 ) -> bool:
-    """False when no rule can fire; raises SyntaxProblem for code Python cannot parse.
+    """False when no rule can fire; raises SyntaxProblem for code Python cannot parse."""
+    found = scan(
+        text, extra_decorators, extra_base_classes, need_loop=need_loop, seeds=seeds, project_roots=project_roots
+    )
+    return found is not None
+
+
+@dataclass
+class Scan:
+    """A file that may have findings, and which of its top-level statements can matter."""
+
+    tree: ast.Module
+    # Functions that may run traced (by name, a superset) and the calls that may make them
+    # so (`lax.scan(step, ...)`); None when the whole module is needed.
+    reached: list[ast.AST] | None
+
+    def reduce(self, text: str) -> Reduced | None:
+        """`text` without the top-level functions and classes no traced code can reach or
+        name; None when nothing can be left out. See `Reduced`."""
+        if self.reached is None:
+            return None
+        body = self.tree.body
+        owner: dict[int, int] = {}
+        for index, statement in enumerate(body):
+            for node in ast.walk(statement):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Call)):
+                    owner[id(node)] = index
+        droppable = {i for i, st in enumerate(body) if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+        keep = {owner[id(f)] for f in self.reached} | (set(range(len(body))) - droppable)
+        by_name: dict[str, list[int]] = {}
+        for i in droppable:
+            by_name.setdefault(body[i].name, []).append(i)  # type: ignore[attr-defined]
+        work = list(keep)
+        while work:  # a kept statement naming a definition keeps it too
+            for node in ast.walk(body[work.pop()]):
+                name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+                for i in by_name.get(name or "", ()):
+                    if i not in keep:
+                        keep.add(i)
+                        work.append(i)
+        dropped = sorted(droppable - keep)
+        if not dropped:
+            return None
+        lines = _LINE.findall(text)
+        if "".join(lines) != text or len(lines) < max(st.end_lineno or st.lineno for st in body):
+            return None  # line breaks the tokenizer and this split disagree on: keep it whole
+        hidden: set[str] = set()
+        for i in dropped:
+            statement = body[i]
+            first = min([statement.lineno] + [d.lineno for d in statement.decorator_list])  # type: ignore[attr-defined]
+            last = statement.end_lineno or statement.lineno
+            for row in range(first, last + 1):
+                line = lines[row - 1]
+                ending = line[len(line.rstrip("\r\n")) :]
+                lines[row - 1] = f"{PLACEHOLDER}{row}" + ending
+            hidden.update(_identifiers(statement))
+        bound = frozenset(body[i].name for i in dropped)  # type: ignore[attr-defined]
+        return Reduced("".join(lines), frozenset(hidden), bound)
+
+
+@dataclass(frozen=True)
+class Reduced:
+    """A module with unreachable top-level definitions replaced by placeholder comments.
+
+    Every line keeps its number and every kept line its text, so diagnostics need no
+    mapping and edits map back by (row, column); libcst's metadata passes, the
+    expensive part of the analysis, then run only over code that can matter. The
+    placeholders never equal a line of rewritten code, so a diff never edits them.
+    `hidden` are the identifiers of the omitted code (generated names avoid them too),
+    `bound` the module-level names it defines."""
+
+    text: str
+    hidden: frozenset[str]
+    bound: frozenset[str]
+
+    def map_edits(self, edits: tuple[Edit, ...], original: str) -> tuple[Edit, ...] | None:
+        """`edits` of the reduced text as edits of `original`; None if one touches omitted code."""
+        reduced_lines = _LINE.findall(self.text)
+        starts = _starts(reduced_lines)
+        original_starts = _starts(_LINE.findall(original))
+        omitted = [i for i, line in enumerate(reduced_lines) if line.startswith(PLACEHOLDER)]
+        out = []
+        for edit in edits:
+            if any(starts[i] < edit.end and edit.start < starts[i + 1] for i in omitted):
+                return None
+            start, end = (_moved(o, starts, original_starts) for o in (edit.start, edit.end))
+            out.append(Edit(edit.content, start, end, location_of(original, start), location_of(original, end)))
+        return tuple(out)
+
+
+PLACEHOLDER = "#jaxloopfix:omitted:"
+
+
+def _starts(lines: list[str]) -> list[int]:
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    return starts
+
+
+def _moved(offset: int, starts: list[int], original_starts: list[int]) -> int:
+    row = bisect.bisect_right(starts, offset) - 1
+    return original_starts[row] + offset - starts[row]
+
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+
+
+def _identifiers(node: ast.AST) -> set[str]:
+    found: set[str] = set()
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Name):
+            found.add(inner.id)
+        elif isinstance(inner, ast.Attribute):
+            found.add(inner.attr)
+        elif isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.add(inner.name)
+        elif isinstance(inner, ast.arg):
+            found.add(inner.arg)
+        elif isinstance(inner, ast.alias):
+            found.update(inner.name.split("."))
+            if inner.asname:
+                found.add(inner.asname)
+        elif isinstance(inner, ast.ImportFrom) and inner.module:
+            found.update(inner.module.split("."))
+        elif isinstance(inner, (ast.MatchAs, ast.MatchStar)) and inner.name:
+            found.add(inner.name)
+        elif isinstance(inner, ast.MatchMapping) and inner.rest:
+            found.add(inner.rest)
+        elif isinstance(inner, ast.keyword) and inner.arg:
+            found.add(inner.arg)
+        elif isinstance(inner, (ast.Global, ast.Nonlocal)):
+            found.update(inner.names)
+        elif isinstance(inner, ast.ExceptHandler) and inner.name:
+            found.add(inner.name)
+    return found
+
+
+def scan(
+    text: str,
+    extra_decorators: tuple[str, ...] = (),
+    extra_base_classes: tuple[str, ...] = (),
+    *,
+    need_loop: bool = True,
+    seeds: frozenset[str] = frozenset(),
+    project_roots: frozenset[str] | None = None,
+) -> Scan | None:
+    """None when no rule can fire; raises SyntaxProblem for code Python cannot parse.
 
     `need_loop=False` when an enabled rule reports code without loops (slices, `if`s,
     host conversions): then any possibly traced function lets the file through.
@@ -98,19 +251,20 @@ def may_have_findings(
         elif isinstance(node, ast.Call):
             calls.append(node)
     if any(name not in functions for name in seeds):
-        return True  # a re-export (`from .layers import step` in `__init__.py`) to follow
-    imported = _project_imports(tree, project_roots) if project_roots is not None else frozenset()
+        return Scan(tree, None)  # a re-export (`from .layers import step` in `__init__.py`) to follow
+    project_names = _project_imports(tree, project_roots) if project_roots is not None else frozenset()
     if project_roots is not None:
         # Framework classes are passed on to the modules deriving from them: a class on a
         # framework base, or on a project class that may be one, needs the full analysis.
-        bases = BASE_NAMES | {b.rsplit(".", 1)[-1] for b in extra_base_classes} | imported
+        bases = BASE_NAMES | {b.rsplit(".", 1)[-1] for b in extra_base_classes} | project_names
         if any(_mentions(base, bases) for group in classes.values() for c in group for base in c.bases):
-            return True
-    if not imports_tracer or not (functions or imported):
-        return False
-    return _traced_loop_possible(
-        functions, calls, frozenset(names), classes, need_loop=need_loop, seeds=seeds, imported=imported
+            return Scan(tree, None)
+    if not imports_tracer or not (functions or project_names):
+        return None
+    possible, reached = _reach(
+        functions, calls, frozenset(names), classes, need_loop=need_loop, seeds=seeds, imported=project_names
     )
+    return Scan(tree, reached) if possible else None
 
 
 def _project_imports(tree: ast.Module, project_roots: frozenset[str]) -> frozenset[str]:
@@ -142,21 +296,22 @@ def _mentions(node: ast.AST, names: frozenset[str]) -> bool:
     return False
 
 
-def _traced_loop_possible(
+def _reach(
     functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]],
     calls: list[ast.Call],
     names: frozenset[str],
-    classes: dict[str, list[ast.ClassDef]] | None = None,
+    classes: dict[str, list[ast.ClassDef]],
     *,
     need_loop: bool = True,
     seeds: frozenset[str] = frozenset(),
     imported: frozenset[str] = frozenset(),
-) -> bool:
-    classes = classes or {}
-    seeds_: list[ast.FunctionDef | ast.AsyncFunctionDef] = [
+) -> tuple[bool, list[ast.AST] | None]:
+    """(whether a rule may fire, the functions that may run traced and the calls making
+    them so; None: all of the module)."""
+    work: list[ast.FunctionDef | ast.AsyncFunctionDef] = [
         f for group in functions.values() for f in group if any(_mentions(d, names) for d in f.decorator_list)
     ]
-    seeds_.extend(f for name in seeds for f in functions.get(name, ()))
+    work.extend(f for name in seeds for f in functions.get(name, ()))
     # Module classes: a base named like a framework's, or a class of this file that is one.
     module_classes: set[str] = set()
     changed = True
@@ -169,36 +324,37 @@ def _traced_loop_possible(
                 module_classes.add(name)
                 changed = True
     lifted: set[str] = set()
+    anchors: list[ast.AST] = []
     for call in calls:
         if _mentions(call.func, names):
+            anchors.append(call)
             if imported and any(_mentions(arg, imported) for arg in (*call.args, *call.keywords)):
-                return True  # `jax.jit(layers.step)`, `lax.scan(step, ...)` with `step` imported
+                return True, None  # `jax.jit(layers.step)`, `lax.scan(step, ...)` with `step` imported
             for arg in ast.walk(call):
                 if isinstance(arg, ast.Name) and arg.id in functions:
-                    seeds_.extend(functions[arg.id])
+                    work.extend(functions[arg.id])
                 if isinstance(arg, ast.Name) and arg.id in classes:
                     lifted.add(arg.id)  # `nn.scan(Cell, ...)`
     for name in module_classes | lifted:
         for cls in classes[name]:
-            seeds_.extend(m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)))
-    if seeds_ and not need_loop:
-        return True
-    seen: set[int] = set()
-    while seeds_:
-        func = seeds_.pop()
-        if id(func) in seen:
+            work.extend(m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    possible = bool(work) and not need_loop
+    reached: dict[int, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+    while work:
+        func = work.pop()
+        if id(func) in reached:
             continue
-        seen.add(id(func))
+        reached[id(func)] = func
         for inner in ast.walk(func):
             if isinstance(inner, ast.For):
-                return True
+                possible = True
             if inner is not func and isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                seeds_.append(inner)
+                work.append(inner)
             elif isinstance(inner, ast.Call):
                 callee = inner.func
                 name = callee.id if isinstance(callee, ast.Name) else callee.attr if isinstance(callee, ast.Attribute) else None
                 if name in functions:
-                    seeds_.extend(functions[name])
+                    work.extend(functions[name])
                 if imported and _root_name(callee) in imported:
-                    return True  # traced code calling into the project: follow it there
-    return False
+                    return True, None  # traced code calling into the project: follow it there
+    return possible, [*reached.values(), *anchors]

@@ -4,6 +4,7 @@ absolute, relative and re-exported imports, transitively. Fixes made there run e
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import shutil
@@ -19,6 +20,7 @@ import jaxloopfix.engine as engine
 from jaxloopfix import api
 from jaxloopfix.cli import main
 from jaxloopfix.config import Settings
+from jaxloopfix.prefilter import Scan
 from jaxloopfix.project import module_name
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "project"
@@ -168,7 +170,7 @@ def test_host_code_and_shadowing_names_are_not_followed(tmp_path: Path) -> None:
 def test_results_do_not_depend_on_the_prefilter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     shutil.copytree(FIXTURE, tmp_path / "project")
     with_prefilter = _found(tmp_path / "project")
-    monkeypatch.setattr(engine, "may_have_findings", lambda *a, **k: True)
+    monkeypatch.setattr(engine, "scan", lambda text, *a, **k: Scan(ast.parse(text), None))
     assert _found(tmp_path / "project") == with_prefilter
 
 

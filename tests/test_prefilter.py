@@ -18,13 +18,58 @@ CORPUS = sorted(FIXTURES.rglob("*.py")) + sorted(Path(jax.__file__).parent.rglob
 
 @pytest.mark.parametrize("path", CORPUS, ids=lambda p: str(p.relative_to(p.parents[1])))
 def test_same_diagnostics_with_and_without_prefilter(path):
+    """Same diagnostics, reasons and fix edits (offsets included) with the fast paths."""
     text = path.read_text(encoding="utf-8")
     try:
         fast = lint_text(text, str(path), Settings())
     except ParseError:
         pytest.skip("not parseable")
     slow = lint_text(text, str(path), Settings(), prefilter=False)
-    assert [(d.code, d.location, d.message) for d in fast] == [(d.code, d.location, d.message) for d in slow]
+    assert fast == slow
+
+
+UNRELATED = """
+def unrelated_{n}(values):
+    \"\"\"Host code the analysis never needs.\x0c\"\"\"
+    total = 0
+    for v in values:  # a loop, but not traced
+        total += v
+    return total
+
+
+class Helper{n}:
+    lax = 1
+
+    def method(self):
+        return [i for i in range(3)]
+"""
+
+TRACED = """
+@jax.jit
+def rnn(w, xs, h):
+    outs = []
+    for t in range(xs.shape[0]):  # comment kept
+        h = jnp.tanh(w @ h + xs[t])
+        outs.append(h)
+    return jnp.stack(outs), h
+"""
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+@pytest.mark.parametrize("shadow", ["", "\n\ndef lax():\n    return None\n"])
+def test_left_out_code_gives_the_same_fix(newline, shadow):
+    """Left-out code still counts for names: a module-level `lax` it defines is not shadowed."""
+    from jaxloopfix.prefilter import scan
+
+    text = "import jax\nimport jax.numpy as jnp\n" + UNRELATED.format(n=1) + TRACED + UNRELATED.format(n=2) + shadow
+    text = text.replace("\n", newline)
+    reduced = scan(text).reduce(text)
+    assert reduced is not None and "unrelated_1" not in reduced.text and "def rnn" in reduced.text
+    assert reduced.text.count("\n") == text.count("\n")
+    fast = lint_text(text, "m.py", Settings())
+    assert fast == lint_text(text, "m.py", Settings(), prefilter=False)
+    (diagnostic,) = fast
+    assert diagnostic.code == "JLF001" and diagnostic.fix is not None
 
 
 def test_prefilter_rejects_files_without_jax_or_loops():

@@ -24,9 +24,15 @@ from libcst.metadata import (
 class ParsedModule:
     """A libcst module plus resolved metadata keyed by node identity."""
 
-    def __init__(self, text: str, filename: str) -> None:
+    def __init__(
+        self, text: str, filename: str, hidden: frozenset[str] = frozenset(), bound: frozenset[str] = frozenset()
+    ) -> None:
         self.text = text
         self.filename = filename
+        # Identifiers of code left out of `text`, and the module-level names it binds
+        # (see `prefilter.Reduced`).
+        self.hidden = hidden
+        self.bound = bound
         self.module = cst.parse_module(text)
         self.wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
         resolved = self.wrapper.resolve_many([QualifiedNameProvider, ScopeProvider, ParentNodeProvider])
@@ -103,14 +109,14 @@ class ParsedModule:
                 names.add(node.value)
 
         self.module.visit(Walk())
-        return frozenset(names)
+        return frozenset(names) | self.hidden
 
     @cached_property
     def module_names(self) -> frozenset[str]:
         """Names bound at module level (functions, classes, imports, globals)."""
         from jaxloopfix.analysis.names import assigned_names
 
-        return frozenset(assigned_names(self.module.body))
+        return frozenset(assigned_names(self.module.body)) | self.bound
 
     @cached_property
     def lines(self) -> list[str]:
