@@ -19,6 +19,7 @@ from jaxloopfix.files import (
     write_source_atomic,
 )
 from jaxloopfix.notebook import NotebookError
+from jaxloopfix.cache import Cached, ResultCache, entry_key
 from jaxloopfix.parallel import pool
 from jaxloopfix.project import ModuleIndex, TraceFlow
 from jaxloopfix.verify.runner import VerifyOptions
@@ -151,6 +152,7 @@ def check_paths(
     write: bool = True,
     verify: VerifyOptions | None = None,
     jobs: int = 1,
+    cache: ResultCache | None = None,
 ) -> list[FileResult]:
     """Check (and fix) everything `paths` expands to, as one project, in a stable order.
 
@@ -160,6 +162,7 @@ def check_paths(
     or Equinox module. Files are linted, then those that gained such facts are linted
     again until nothing changes; with `fix`, files with applicable fixes are then fixed.
     `jobs` worker processes share each round (verification runs in this process).
+    With a `cache`, a file whose bytes and settings were checked before is not analysed again.
 
     One bad file never stops the run: a path that does not exist, an unreadable
     file or even a crash inside the engine becomes an error on that file's result.
@@ -178,9 +181,19 @@ def check_paths(
     with pool(1 if verify is not None else jobs) as workers:
         pending = list(sources)
         while pending:
-            tasks = [_Task(sources[p], flow.settings_for(p, settings)) for p in pending]
-            for path, result in zip(pending, workers.map(_lint, tasks), strict=True):
+            tasks = {p: _Task(sources[p], flow.settings_for(p, settings)) for p in pending}
+            keys = {p: entry_key(sources[p].raw, p, tasks[p].settings) for p in pending} if cache else {}
+            for path in pending:
+                hit = cache.get(path, keys[path]) if cache is not None else None
+                if hit is not None:
+                    results[path] = FileResult(
+                        str(path), hit.diagnostics, hit.errors, original=sources[path].text, links=hit.links
+                    )
+                    del tasks[path]
+            for path, result in zip(tasks, workers.map(_lint, list(tasks.values())), strict=True):
                 results[path] = result
+                if cache is not None and not any("internal error" in e.message for e in result.errors):
+                    cache.put(path, keys[path], Cached(result.diagnostics, result.errors, result.links))
             changed: set[Path] = set()
             if flow.active:
                 for path in pending:

@@ -81,6 +81,7 @@ def main() -> None:
     "--jobs", "-j", type=click.IntRange(min=1), metavar="N",
     help="Worker processes (default: the number of CPU cores).",
 )
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the results cache (.jaxloopfix_cache/).")
 def check(
     paths: tuple[Path, ...],
     fix: bool,
@@ -98,6 +99,7 @@ def check(
     verify_fixes: bool = False,
     tune_unroll: bool = False,
     jobs: int | None = None,
+    no_cache: bool = False,
 ) -> None:
     """Check PATHS (default: the current directory) for loops unrolled under a JAX trace."""
     if (verify_fixes or tune_unroll) and not fix:
@@ -114,6 +116,7 @@ def check(
 
     # Imported here so `--version`, `--help` and config errors work without the engine.
     from jaxloopfix import api
+    from jaxloopfix.cache import ResultCache
     from jaxloopfix.parallel import default_jobs
     from jaxloopfix.rules import ALL_RULES
 
@@ -130,10 +133,13 @@ def check(
         from jaxloopfix.verify.runner import VerifyOptions
 
         verify = VerifyOptions(tune_unroll=tune_unroll) if verify_fixes or tune_unroll else None
+        cache = None if no_cache else ResultCache(settings.project_root or Path.cwd())
         results = api.check_paths(
             list(paths) or [Path(".")], settings, fix=fix or diff, unsafe=unsafe_fixes, write=not diff, verify=verify,
-            jobs=jobs or default_jobs(),
+            jobs=jobs or default_jobs(), cache=cache,
         )
+        if cache is not None:
+            cache.save()
         outcome = _finish(
             results, diff=diff, unsafe=unsafe_fixes, output_format=output_format,
             statistics=statistics, rule_names=names, out=sys.stdout,

@@ -122,6 +122,13 @@ NOT_SAFE = {
         "    return jnp.stack(outs)\n\nmodel = hk.transform(forward)\n",
         "module state",
     ),
+    # `jnp.diff` in jax: the carry shrinks by one row per step (found on real code).
+    "carry_indexed_in_its_own_update": (
+        H + "import operator\nfrom functools import partial\n\n@partial(jax.jit, static_argnames=('n',))\n"
+        "def diff(arr, n):\n    s1, s2 = (slice(1, None),), (slice(None, -1),)\n    for _ in range(n):\n"
+        "        arr = operator.sub(arr[s1], arr[s2])\n    return arr\n",
+        "changes shape every step (`arr[s1]`)",
+    ),
     "descending_step_two": (
         H + "@jax.jit\ndef g(xs):\n    h = jnp.zeros(3)\n    outs = []\n    for t in range(xs.shape[0] - 1, -1, -2):\n"
         "        h = h * 0.5 + xs[t]\n        outs.append(h)\n    return jnp.stack(outs)\n",
@@ -183,6 +190,22 @@ REAL_CODE_FALSE_POSITIVES = {
     "custom_vjp_nondiff_range": (
         "import functools\nimport jax\n\n@functools.partial(jax.custom_vjp, nondiff_argnums=range(1, 2))\n"
         "def f(x, flag):\n    if flag:\n        return x\n    return 2 * x\n"
+    ),
+    # optax CTC loss under `jax.jit(loss)(...)`: a keyword with a literal default that the call
+    # does not pass keeps its Python value.
+    "literal_default_is_not_traced": (
+        "import jax\n\ndef loss(logprobs, *, blank_id: int = 0):\n    return logprobs[:, blank_id : blank_id + 1]\n\n"
+        "jitted = jax.jit(loss)\n"
+    ),
+    # jax.experimental.sparse: `jax.jit(lax.gather, static_argnames=static_argnames)` with the
+    # names in a variable; statics that cannot be read mean no parameter is known to be traced.
+    "static_argnames_from_a_variable": (
+        "import jax\n\ndef gather(x, unique=None):\n    return bool(unique)\n\n"
+        "def run(x, names):\n    return jax.jit(gather, static_argnames=names)(x, unique=True)\n"
+    ),
+    "static_argnames_from_kwargs": (
+        "import jax\n\ndef gather(x, unique=None):\n    return bool(unique)\n\n"
+        "def run(x, opts):\n    return jax.jit(gather, **opts)(x, unique=True)\n"
     ),
     # equinox adaptive pooling: an argument vmap leaves unmapped stays a Python int.
     "vmap_unmapped_argument": (

@@ -184,6 +184,8 @@ class LoopPlanner:
                 else:
                     plan.unsafe_reasons.append(reason_)
             growth = self._growth(body, name)
+            if growth is None and not isinstance(value, (cst.Tuple, cst.List, cst.Dict)):
+                growth = self._self_indexed(body, name)
             if growth:
                 refusal = refusal or f"the carry `{name}` changes shape every step (`{growth}`); `lax.scan` needs a fixed carry shape"
             plan.carries.append(Carry(name, "array" if kind == "array" else "unknown", buffer=self._is_buffer(body, name)))
@@ -592,6 +594,15 @@ class LoopPlanner:
                 if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add):
                     if isinstance(value.left, (cst.List, cst.Tuple)) or isinstance(value.right, (cst.List, cst.Tuple)):
                         return self.parsed.code(value)
+        return None
+
+    def _self_indexed(self, body: list[cst.BaseStatement], name: str) -> str | None:
+        """`arr = op(arr[s1], arr[s2])`: an array carry indexed in its own update may shrink,
+        grow or lose a dimension every step (`x[0]`, `x[1:]`, `x[idx]`)."""
+        for value in self._assigned_values(body, name):
+            for node in descendants(value):
+                if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and node.value.value == name:
+                    return self.parsed.code(node)
         return None
 
     def _check_values(self, plan: LoopPlan, array_names: set[str]) -> None:

@@ -205,19 +205,39 @@ class _Transform:
     static_nums: set[int] = field(default_factory=set)
 
 
-def _static_args(args: list[cst.Arg]) -> tuple[set[str], set[int]]:
+# In `static_names`: which parameters are static is not known (`static_argnames=names`,
+# `**options`), so none is known to be a tracer.
+UNKNOWN_STATIC = "*"
+
+
+def _static_args(
+    args: list[cst.Arg], resolve: Callable[[cst.BaseExpression], cst.BaseExpression] = lambda e: e
+) -> tuple[set[str], set[int]]:
     names: set[str] = set()
     nums: set[int] = set()
     for arg in args:
+        if arg.star == "**":
+            names.add(UNKNOWN_STATIC)
         if arg.keyword is None:
             continue
+        value = resolve(arg.value)
         if arg.keyword.value == "static_argnames":
-            names.update(_literal_strings(arg.value))
+            found = _literal_strings(value)
+            names.update(found if found or _empty(value) else [UNKNOWN_STATIC])
         elif arg.keyword.value in ("static_argnums", "nondiff_argnums"):
-            nums.update(_literal_ints(arg.value))
+            ints = _literal_ints(value)
+            nums.update(ints)
+            if not ints and not _empty(value):
+                names.add(UNKNOWN_STATIC)
         elif arg.keyword.value == "in_axes":
-            nums.update(_unmapped(arg.value))
+            nums.update(_unmapped(value))
     return names, nums
+
+
+def _empty(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, (cst.List, cst.Tuple)) and not expr.elements or (
+        isinstance(expr, cst.Name) and expr.value == "None"
+    )
 
 
 class TracedFinder:
@@ -255,13 +275,13 @@ class TracedFinder:
             if func_name in PARTIAL and positional:
                 inner = self.transform_of(positional[0].value)
                 if inner is not None:
-                    names, nums = _static_args(list(expr.args))
+                    names, nums = _static_args(list(expr.args), self._constant)
                     inner.static_names |= names
                     inner.static_nums |= nums
                     return inner
             if func_name in self.transforms and not positional:
                 # `@jax.jit(static_argnames=...)` or `@jax.checkpoint(policy=...)`.
-                names, nums = _static_args(list(expr.args))
+                names, nums = _static_args(list(expr.args), self._constant)
                 return _Transform(func_name, names, nums)
         return None
 
@@ -281,7 +301,7 @@ class TracedFinder:
         positional = [a for a in call.args if a.keyword is None and not a.star]
         if not positional:
             return None
-        names, nums = _static_args(list(call.args))
+        names, nums = _static_args(list(call.args), self._constant)
         transform.static_names |= names
         transform.static_nums |= nums
         if transform.name == "jax.vmap" and len(positional) > 1:
@@ -506,9 +526,23 @@ class TracedFinder:
     def _at_line(self, text: str, node: cst.CSTNode) -> Callable[[], str]:
         return lambda: f"{text} on line {self.parsed.position(node).start.line}"
 
+    def _constant(self, expr: cst.BaseExpression) -> cst.BaseExpression:
+        """A name bound once, to a literal (`names = ("n", "axis")`), as that literal."""
+        if not isinstance(expr, cst.Name):
+            return expr
+        targets = self._definitions(expr, cst.Name)
+        if len(targets) != 1:
+            return expr
+        target = self.parsed.parent(targets[0])
+        assign = self.parsed.parent(target) if isinstance(target, cst.AssignTarget) else None
+        if isinstance(assign, cst.Assign) and len(assign.targets) == 1 and assign.targets[0].target is targets[0]:
+            return assign.value
+        return expr
+
     def _mark(self, func: cst.FunctionDef, reason: str | Callable[[], str], transform: _Transform) -> None:
         params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
-        static = set(transform.static_names) & {p.name.value for p in parameters(func)}
+        all_params = {p.name.value for p in parameters(func)}
+        static = all_params if UNKNOWN_STATIC in transform.static_names else set(transform.static_names) & all_params
         for num in transform.static_nums:
             if -len(params) <= num < len(params):
                 static.add(params[num])

@@ -63,7 +63,11 @@ class TracedValues:
         self.names: set[str] = set()
         if not traced.transformed:
             return
-        self.names = {p.name.value for p in parameters(self.func)} - set(traced.static_params)
+        # A parameter with a Python literal default (`blank_id: int = 0`, `training=False`) keeps
+        # that value when a call does not pass it: `jit` traces only what is passed.
+        self.names = {
+            p.name.value for p in parameters(self.func) if p.default is None or not _literal(p.default)
+        } - set(traced.static_params)
         self._fixed_point()
 
     # -- flow ------------------------------------------------------------------
@@ -272,3 +276,16 @@ def own_nodes(func: cst.FunctionDef, kinds: type | tuple[type, ...]) -> list[cst
 
     func.body.visit(Walk())
     return found
+
+
+def _literal(expr: cst.BaseExpression) -> bool:
+    """A Python constant: numbers, strings, True/False/None, and tuples of them."""
+    if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString)):
+        return True
+    if isinstance(expr, cst.Name):
+        return expr.value in ("True", "False", "None")
+    if isinstance(expr, cst.UnaryOperation):
+        return _literal(expr.expression)
+    if isinstance(expr, cst.Tuple):
+        return all(_literal(e.value) for e in expr.elements)
+    return False

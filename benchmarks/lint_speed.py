@@ -1,0 +1,124 @@
+"""How fast `jaxloopfix check` is on real code, beside parsers and ruff measured in the same run.
+
+    python benchmarks/lint_speed.py [--jobs N] [--markdown] [packages...]
+
+For each installed package (default: jax, flax, optax, equinox) its source directory is
+checked as one project by the real CLI in a subprocess whose working directory is a fresh
+temporary directory (so the results cache starts empty):
+
+- cold: first `jaxloopfix check` run, cache empty, `--jobs N`;
+- warm: the same command again (every file answered from `.jaxloopfix_cache/`);
+- cold, 1 job, no cache: the whole analysis in one process.
+
+Beside them, on the same files: `libcst.parse_module` of every file (one process), stdlib
+`ast.parse` of every file, and `ruff check --select E9` (if ruff is installed) as a speed
+reference. Times are wall-clock seconds; ratios are against libcst's parse-all in this run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+PACKAGES = ("jax", "flax", "optax", "equinox")
+
+
+def source_dir(name: str) -> Path | None:
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def python_files(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*.py") if p.is_file() and "__pycache__" not in p.parts)
+
+
+def run_cli(args: list[str], cwd: Path) -> float:
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "jaxloopfix", *args], cwd=cwd, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"jaxloopfix failed ({done.returncode}): {done.stderr[-2000:]}")
+    return seconds
+
+
+def parse_all(files: list[Path], parse) -> float:
+    texts = []
+    for path in files:
+        try:
+            texts.append(path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, OSError):
+            pass
+    start = time.perf_counter()
+    for text in texts:
+        try:
+            parse(text)
+        except Exception:  # noqa: BLE001 - a file a parser rejects still cost its time
+            pass
+    return time.perf_counter() - start
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--markdown", action="store_true")
+    parser.add_argument("packages", nargs="*", default=list(PACKAGES))
+    args = parser.parse_args()
+    import libcst
+
+    ruff = shutil.which("ruff") or str(Path(sys.executable).with_name("ruff"))
+    ruff = ruff if Path(ruff).exists() else None
+    rows = []
+    for name in args.packages:
+        root = source_dir(name)
+        if root is None:
+            print(f"{name}: not installed, skipped", file=sys.stderr)
+            continue
+        files = python_files(root)
+        with tempfile.TemporaryDirectory() as tmp:
+            work = Path(tmp)
+            check = ["check", "--exit-zero", "--output-format", "concise", str(root)]
+            cold = run_cli([*check, "--jobs", str(args.jobs)], work)
+            warm = run_cli([*check, "--jobs", str(args.jobs)], work)
+            single = run_cli([*check, "--jobs", "1", "--no-cache"], work)
+        libcst_s = parse_all(files, libcst.parse_module)
+        ast_s = parse_all(files, ast.parse)
+        ruff_s = None
+        if ruff is not None:
+            start = time.perf_counter()
+            subprocess.run([ruff, "check", "--isolated", "--no-cache", "--select", "E9", "--exit-zero", "--quiet", str(root)],
+                           capture_output=True)
+            ruff_s = time.perf_counter() - start
+        rows.append((name, len(files), cold, warm, single, libcst_s, ast_s, ruff_s))
+        print(f"{name}: {len(files)} files, cold {cold:.2f} s, warm {warm:.2f} s, 1 job {single:.2f} s, "
+              f"libcst {libcst_s:.2f} s, ast {ast_s:.2f} s, ruff {ruff_s if ruff_s is None else round(ruff_s, 2)} s",
+              file=sys.stderr)
+
+    header = ["package", "files", f"cold (-j {args.jobs})", "warm", "cold, 1 job", "libcst parse", "ast parse",
+              "ruff E9", "cold / libcst", "warm s per 1,000 files"]
+    print("| " + " | ".join(header) + " |")
+    print("|---|" + "---:|" * (len(header) - 1))
+    totals = [0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+    for name, n, cold, warm, single, lib, ast_s, ruff_s in rows:
+        totals = [totals[0] + n, totals[1] + cold, totals[2] + warm, totals[3] + single, totals[4] + lib,
+                  totals[5] + ast_s, totals[6] + (ruff_s or 0.0)]
+        print(f"| {name} | {n} | {cold:.2f} s | {warm:.2f} s | {single:.2f} s | {lib:.2f} s | {ast_s:.2f} s | "
+              f"{'-' if ruff_s is None else f'{ruff_s:.2f} s'} | {cold / lib:.1f}x | {warm / n * 1000:.2f} s |")
+    n, cold, warm, single, lib, ast_s, ruff_s = totals
+    if rows:
+        print(f"| **total** | {n} | {cold:.2f} s | {warm:.2f} s | {single:.2f} s | {lib:.2f} s | {ast_s:.2f} s | "
+              f"{ruff_s:.2f} s | {cold / lib:.1f}x | {warm / n * 1000:.2f} s |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

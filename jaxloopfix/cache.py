@@ -1,0 +1,178 @@
+"""A content-hash cache of per-file results (`.jaxloopfix_cache/`), so a warm run re-analyses
+only what changed.
+
+An entry is keyed on the file's bytes, the analysing code (a hash of jaxloopfix's own
+sources, so an upgrade or a local edit never reuses old results) and every setting that
+can change the result, including what the project pass told the file (its `ModuleSite`).
+Entries are JSON, never pickle: a cache directory inside a repository is untrusted input.
+One file holds the whole project's entries; it is written atomically at the end of a
+run, so concurrent runs can at worst lose each other's new entries, never corrupt them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import tempfile
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from jaxloopfix.analysis.cross_module import ExternalTrace, ModuleClass, ModuleLinks
+from jaxloopfix.config import Settings
+from jaxloopfix.diagnostics import Applicability, Diagnostic, Edit, FileError, Fix, Location
+
+CACHE_DIR = ".jaxloopfix_cache"
+FORMAT = 1
+
+
+@cache
+def code_version() -> str:
+    """A hash of the package's own source: results of other code are never reused."""
+    digest = hashlib.sha256()
+    root = Path(__file__).resolve().parent
+    for path in sorted(root.rglob("*.py")):
+        digest.update(path.relative_to(root).as_posix().encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _plain(value: Any) -> Any:
+    """Settings as JSON-able data in a canonical order (sets sorted, paths as strings)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value) if f.compare}
+    if isinstance(value, (set, frozenset)):
+        return sorted((_plain(v) for v in value), key=lambda v: json.dumps(v, sort_keys=True))
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def entry_key(raw: bytes, path: Path, settings: Settings) -> str:
+    digest = hashlib.sha256()
+    digest.update(code_version().encode())
+    digest.update(json.dumps([_id(path), _plain(settings)], sort_keys=True).encode())
+    digest.update(raw)
+    return digest.hexdigest()
+
+
+@dataclasses.dataclass
+class Cached:
+    diagnostics: list[Diagnostic]
+    errors: list[FileError]
+    links: ModuleLinks
+
+
+class ResultCache:
+    """path -> (key, result) for the lint results of one project."""
+
+    def __init__(self, root: Path) -> None:
+        self.directory = root / CACHE_DIR
+        self.file = self.directory / f"results-v{FORMAT}.json"
+        self.entries: dict[str, dict[str, Any]] = {}
+        self.dirty = False
+        try:
+            data = json.loads(self.file.read_text(encoding="utf-8"))
+            if isinstance(data, dict) and data.get("format") == FORMAT and isinstance(data.get("entries"), dict):
+                self.entries = data["entries"]
+        except (OSError, ValueError):
+            pass  # no cache yet, or a damaged one: start afresh
+
+    def get(self, path: Path, key: str) -> Cached | None:
+        entry = self.entries.get(_id(path))
+        if not isinstance(entry, dict) or entry.get("key") != key:
+            return None
+        try:
+            return _decode(entry["result"], str(path))
+        except (KeyError, TypeError, ValueError):
+            return None
+
+    def put(self, path: Path, key: str, result: Cached) -> None:
+        self.entries[_id(path)] = {"key": key, "result": _encode(result)}
+        self.dirty = True
+
+    def save(self) -> None:
+        """Write atomically; a cache that cannot be written is silently not written."""
+        if not self.dirty:
+            return
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            ignore = self.directory / ".gitignore"
+            if not ignore.exists():
+                ignore.write_text("# Created by jaxloopfix\n*\n", encoding="utf-8")
+            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".results-", suffix=".tmp")
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as out:
+                    json.dump({"format": FORMAT, "entries": self.entries}, out, separators=(",", ":"))
+                os.replace(tmp, self.file)
+            except BaseException:
+                os.unlink(tmp)
+                raise
+        except OSError:
+            return
+        self.dirty = False
+
+
+def _id(path: Path) -> str:
+    return os.path.abspath(path)
+
+
+def _location(value: Location | None) -> list[int] | None:
+    return [value.row, value.column] if value is not None else None
+
+
+def _encode(result: Cached) -> dict[str, Any]:
+    def diagnostic(d: Diagnostic) -> dict[str, Any]:
+        fix = None
+        if d.fix is not None:
+            edits = [[e.content, e.start, e.end, _location(e.location), _location(e.end_location)] for e in d.fix.edits]
+            fix = [d.fix.applicability.value, d.fix.message, edits]
+        return {
+            "code": d.code, "message": d.message, "location": _location(d.location),
+            "end_location": _location(d.end_location), "fix": fix, "no_fix_reason": d.no_fix_reason,
+            "traced_reason": d.traced_reason, "extra": d.extra,
+        }
+
+    return {
+        "diagnostics": [diagnostic(d) for d in result.diagnostics],
+        "errors": [[e.message, _location(e.location)] for e in result.errors],
+        "external": [_plain(t) for t in result.links.external],
+        "classes": [_plain(c) for c in result.links.classes],
+        "wanted": sorted(result.links.wanted),
+    }
+
+
+def _loc(value: list[int] | None) -> Location | None:
+    return Location(int(value[0]), int(value[1])) if value is not None else None
+
+
+def _decode(data: dict[str, Any], filename: str) -> Cached:
+    diagnostics = []
+    for d in data["diagnostics"]:
+        fix = None
+        if d["fix"] is not None:
+            applicability, message, edits = d["fix"]
+            fix = Fix(
+                Applicability(applicability),
+                message,
+                tuple(Edit(c, int(s), int(e), _loc(a), _loc(b)) for c, s, e, a, b in edits),  # type: ignore[arg-type]
+            )
+        diagnostics.append(
+            Diagnostic(
+                code=d["code"], message=d["message"], filename=filename, location=_loc(d["location"]),  # type: ignore[arg-type]
+                end_location=_loc(d["end_location"]), fix=fix, no_fix_reason=d["no_fix_reason"],  # type: ignore[arg-type]
+                traced_reason=d["traced_reason"], extra=dict(d["extra"]),
+            )
+        )
+    errors = [FileError(filename, message, _loc(location)) for message, location in data["errors"]]
+    external = [
+        ExternalTrace(t["module"], t["name"], t["reason"], t["transformed"], frozenset(t["static_names"]),
+                      frozenset(int(n) for n in t["static_nums"]))
+        for t in data["external"]
+    ]
+    classes = [ModuleClass(c["qualified"], c["label"], c["entries"]) for c in data["classes"]]
+    return Cached(diagnostics, errors, ModuleLinks(external, classes, set(data["wanted"])))

@@ -1,0 +1,92 @@
+"""The results cache: a warm run re-analyses only changed files and reports exactly what a cold
+run reports; anything that can change a result (bytes, settings, other modules' tracing) misses."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import jaxloopfix.api as api
+from fixture_tools import SEED_SOURCE
+from jaxloopfix.cli import main
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+@pytest.fixture
+def analysed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Names of the files the engine really analyses (cache misses)."""
+    seen: list[str] = []
+    real = api._lint
+
+    def counting(task):
+        seen.append(task.source.path.name)
+        return real(task)
+
+    monkeypatch.setattr(api, "_lint", counting)
+    return seen
+
+
+def _check(root: Path, *args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, ["check", "-j", "1", "--output-format", "json", *args, str(root)])
+    return result.exit_code, result.output
+
+
+def test_warm_run_reuses_results_and_reanalyses_changed_files(tmp_path, monkeypatch, analysed) -> None:
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(FIXTURES / "JLF001", tmp_path / "src", ignore=shutil.ignore_patterns("*.fixed.py"))
+    cold = _check(tmp_path / "src")
+    count = len(analysed)
+    assert cold[0] == 1 and count == len(list((tmp_path / "src").glob("*.py")))
+    cache = tmp_path / ".jaxloopfix_cache"
+    assert (cache / ".gitignore").read_text().strip().endswith("*")
+    json.loads((cache / "results-v1.json").read_text())  # plain JSON, never pickle
+
+    analysed.clear()
+    assert _check(tmp_path / "src") == cold and analysed == []
+
+    target = tmp_path / "src" / "axis1.py"
+    target.write_text(target.read_text() + "\n# edited\n")
+    warm = _check(tmp_path / "src")
+    assert analysed == ["axis1.py"] and warm == cold
+
+    analysed.clear()
+    _check(tmp_path / "src", "--select", "JLF002")  # other settings: other results
+    assert len(analysed) == count
+
+
+def test_no_cache_neither_reads_nor_writes(tmp_path, monkeypatch, analysed) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "rnn.py").write_text(SEED_SOURCE)
+    _check(tmp_path, "--no-cache")
+    _check(tmp_path, "--no-cache")
+    assert analysed == ["rnn.py", "rnn.py"] and not (tmp_path / ".jaxloopfix_cache").exists()
+
+
+def test_damaged_cache_is_ignored_and_replaced(tmp_path, monkeypatch, analysed) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "rnn.py").write_text(SEED_SOURCE)
+    cold = _check(tmp_path)
+    results = tmp_path / ".jaxloopfix_cache" / "results-v1.json"
+    for damage in ("{not json", json.dumps({"format": 1, "entries": {str(tmp_path / "rnn.py"): {"key": 3}}})):
+        results.write_text(damage)
+        assert _check(tmp_path) == cold
+    entry = json.loads(results.read_text())["entries"][str(tmp_path / "rnn.py")]
+    entry["result"]["diagnostics"] = "garbage"
+    results.write_text(json.dumps({"format": 1, "entries": {str(tmp_path / "rnn.py"): entry}}))
+    assert _check(tmp_path) == cold
+
+
+def test_tracing_from_another_module_invalidates_the_callee(tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(FIXTURES / "project", tmp_path / "project")
+    before = json.loads(_check(tmp_path / "project")[1])
+    assert [d["code"] for d in before] == ["JLF001", "JLF002"]
+    train = tmp_path / "project" / "seqmodel" / "train.py"
+    train.write_text(train.read_text().replace("ys, _ = encode(w, xs, h)", "ys = xs"))
+    after = json.loads(_check(tmp_path / "project")[1])
+    assert [d["code"] for d in after] == ["JLF002"]

@@ -1,0 +1,114 @@
+"""Differential testing: random jitted loop programs are fixed (unsafe fixes included) and both
+versions run on JAX in float64; every offered fix must give the same outputs and gradients.
+Programs that must be refused never get a fix.
+
+`JAXLOOPFIX_DIFF_EXAMPLES` sets the number of programs (CI: 60; the documented long run
+uses `benchmarks/differential.py`); `JAXLOOPFIX_DIFF_REPORT` names a JSON file that
+receives the counts.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, note, settings
+
+from fixture_tools import load_module
+from jaxloopfix.config import Settings
+from jaxloopfix.engine import apply_fixes, lint_text
+from program_gen import Program, inputs, loop_programs, refused_programs
+
+jax = pytest.importorskip("jax")
+jnp = pytest.importorskip("jax.numpy")
+np = pytest.importorskip("numpy")
+
+EXAMPLES = int(os.environ.get("JAXLOOPFIX_DIFF_EXAMPLES", "60"))
+COUNTS: Counter[str] = Counter()
+MODULES = Path(tempfile.mkdtemp(prefix="jaxloopfix-diff-"))
+
+
+def _report() -> None:
+    target = os.environ.get("JAXLOOPFIX_DIFF_REPORT")
+    if target and COUNTS:
+        Path(target).write_text(json.dumps(dict(sorted(COUNTS.items())), indent=2))
+
+
+atexit.register(_report)
+
+
+def _load(source: str, name: str):
+    path = MODULES / f"{name}.py"
+    path.write_text(source)
+    return load_module(path, name)
+
+
+def _outputs_and_grads(module, args):
+    outputs = module.f(*args)
+
+    def scalar(xs, w):
+        leaves = jax.tree_util.tree_leaves(module.f(xs, args[1], w))
+        return sum(jnp.sum(jnp.sin(leaf)) for leaf in leaves)
+
+    return outputs, jax.grad(scalar, argnums=(0, 1))(args[0], args[2])
+
+
+def _assert_same(expected, actual, label: str) -> None:
+    e_leaves, e_tree = jax.tree_util.tree_flatten(expected)
+    a_leaves, a_tree = jax.tree_util.tree_flatten(actual)
+    assert e_tree == a_tree, f"{label}: structure {e_tree} != {a_tree}"
+    for e, a in zip(e_leaves, a_leaves, strict=True):
+        assert e.shape == a.shape and e.dtype == a.dtype, f"{label}: {e.shape}/{e.dtype} != {a.shape}/{a.dtype}"
+        np.testing.assert_allclose(np.asarray(a), np.asarray(e), rtol=1e-9, atol=1e-12, err_msg=label)
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(program=loop_programs())
+def test_every_offered_fix_runs_equal(program: Program) -> None:
+    note(program.source)
+    COUNTS["programs"] += 1
+    diagnostics = lint_text(program.source, "gen.py", Settings())
+    if not diagnostics:
+        COUNTS[f"not reported (evidence: {program.evidence})"] += 1
+        if program.evidence == "annotation":
+            pytest.fail("a loop over an annotated array argument was not reported")
+        return
+    fixed, remaining, applied = apply_fixes(program.source, "gen.py", Settings(), unsafe=True)
+    if fixed == program.source:
+        COUNTS["reported without a fix"] += 1
+        return
+    note(fixed)
+    assert not [d for d in remaining if d.code in ("JLF001", "JLF002") and d.fix is not None]
+    assert apply_fixes(fixed, "gen.py", Settings(), unsafe=True)[0] == fixed  # idempotent
+    COUNTS["fixed"] += 1
+    COUNTS["fixed (safe only)" if all(d.fix.applicability.value == "safe" for d in diagnostics if d.fix) else "fixed (unsafe)"] += 1
+    name = f"gen_{COUNTS['programs']}"
+    original, rewritten = _load(program.source, name + "_a"), _load(fixed, name + "_b")
+    with jax.enable_x64(True):
+        for length, grads in ((5, True), (8, False)):
+            args = tuple(jnp.asarray(a) for a in inputs(length, program.axis, seed=length))
+            run = _outputs_and_grads if grads else (lambda module, a: module.f(*a))
+            try:
+                expected = run(original, args)
+            except Exception:  # noqa: BLE001 - the generator wrote a program JAX rejects
+                COUNTS["original does not run"] += 1
+                return
+            _assert_same(expected, run(rewritten, args), f"T={length}")
+    COUNTS["fixed and equal"] += 1
+
+
+@settings(max_examples=max(30, EXAMPLES // 4), deadline=None)
+@given(case=refused_programs())
+def test_refused_shapes_never_get_a_fix(case: tuple[str, str]) -> None:
+    kind, source = case
+    note(source)
+    COUNTS[f"refused program: {kind}"] += 1
+    fixed, _, applied = apply_fixes(source, "gen.py", Settings(), unsafe=True)
+    assert applied == 0 and fixed == source
+    loops = [d for d in lint_text(source, "gen.py", Settings()) if d.code in ("JLF001", "JLF002")]
+    assert all(d.fix is None and d.no_fix_reason for d in loops)
