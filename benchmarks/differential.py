@@ -1,10 +1,12 @@
 """The long differential run: generated loop programs fixed and run on JAX against the original.
 
-    python benchmarks/differential.py [--examples 1000] [--seed 20261122]
+    python benchmarks/differential.py [--examples 250] [--chunks 4] [--seed 20261122]
 
-Runs tests/test_differential.py in one process with the given number of Hypothesis
-examples and seed, then prints the counts (programs, fixed, fixed and equal, refused
-shapes) and the wall time. Any mismatch fails the run and prints the program.
+Runs tests/test_differential.py `--chunks` times, each in a fresh process with
+`--examples` Hypothesis examples and seed `seed + i` (XLA's compiled code piles up in
+one long-lived process), then prints the summed counts (programs, fixed, fixed and
+equal, refused shapes) and the wall time. Any mismatch fails the run and prints the
+program.
 """
 
 from __future__ import annotations
@@ -23,24 +25,33 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--examples", type=int, default=1000)
+    parser.add_argument("--examples", type=int, default=250)
+    parser.add_argument("--chunks", type=int, default=4)
     parser.add_argument("--seed", type=int, default=20261122)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        report = Path(tmp) / "counts.json"
-        env = {**os.environ, "JAXLOOPFIX_DIFF_EXAMPLES": str(args.examples), "JAXLOOPFIX_DIFF_REPORT": str(report),
-               "JAX_PLATFORMS": "cpu"}
-        start = time.perf_counter()
-        done = subprocess.run(
-            [sys.executable, "-m", "pytest", "tests/test_differential.py", "-q", "-p", "no:xdist",
-             f"--hypothesis-seed={args.seed}", "-p", "no:cacheprovider"],
-            cwd=ROOT, env=env,
-        )
-        seconds = time.perf_counter() - start
-        counts = json.loads(report.read_text()) if report.exists() else {}
-    print(json.dumps({"seed": args.seed, "examples": args.examples, "seconds": round(seconds, 1),
-                      "pytest exit": done.returncode, **counts}, indent=2))
-    return done.returncode
+    totals: dict[str, int] = {}
+    failures = 0
+    start = time.perf_counter()
+    for chunk in range(args.chunks):
+        seed = args.seed + chunk
+        with tempfile.TemporaryDirectory() as tmp:
+            report = Path(tmp) / "counts.json"
+            env = {**os.environ, "JAXLOOPFIX_DIFF_EXAMPLES": str(args.examples),
+                   "JAXLOOPFIX_DIFF_REPORT": str(report), "JAX_PLATFORMS": "cpu"}
+            done = subprocess.run(
+                [sys.executable, "-m", "pytest", "tests/test_differential.py", "-q", "-p", "no:xdist",
+                 f"--hypothesis-seed={seed}", "-p", "no:cacheprovider"],
+                cwd=ROOT, env=env,
+            )
+            counts = json.loads(report.read_text()) if report.exists() else {}
+        failures += done.returncode != 0
+        print(json.dumps({"seed": seed, "pytest exit": done.returncode, **counts}), flush=True)
+        for key, value in counts.items():
+            totals[key] = totals.get(key, 0) + value
+    seconds = time.perf_counter() - start
+    print(json.dumps({"seeds": f"{args.seed}..{args.seed + args.chunks - 1}", "examples per chunk": args.examples,
+                      "seconds": round(seconds, 1), "failed chunks": failures, **dict(sorted(totals.items()))}, indent=2))
+    return 1 if failures else 0
 
 
 if __name__ == "__main__":

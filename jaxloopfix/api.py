@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from jaxloopfix.analysis.cross_module import ModuleLinks
 from jaxloopfix.config import Settings
 from jaxloopfix.diagnostics import Applicability, Diagnostic, FileError, Location
-from jaxloopfix.engine import ParseError, apply_fixes, lint_module, lint_text
 from jaxloopfix.files import (
     FileTooLargeError,
     SourceError,
@@ -18,11 +18,13 @@ from jaxloopfix.files import (
     read_source,
     write_source_atomic,
 )
-from jaxloopfix.notebook import NotebookError
 from jaxloopfix.cache import Cached, ResultCache, entry_key
 from jaxloopfix.parallel import pool
 from jaxloopfix.project import ModuleIndex, TraceFlow
-from jaxloopfix.verify.runner import VerifyOptions
+
+if TYPE_CHECKING:
+    from jaxloopfix.engine import ModuleLint
+    from jaxloopfix.verify.runner import VerifyOptions
 
 __all__ = ["FileResult", "check_file", "check_paths", "check_source", "check_text", "fix_text"]
 
@@ -39,6 +41,26 @@ class FileResult:
     warnings: list[FileError] = field(default_factory=list)
     # What the project pass learns from this file (see `project`).
     links: ModuleLinks = field(default_factory=ModuleLinks)
+
+
+# The engine (libcst and every rule) is imported on first use: a run answered from the
+# cache never pays for it.
+def lint_text(text: str, filename: str, settings: Settings) -> list[Diagnostic]:
+    from jaxloopfix.engine import lint_text as lint
+
+    return lint(text, filename, settings)
+
+
+def lint_module(text: str, filename: str, settings: Settings) -> ModuleLint:
+    from jaxloopfix.engine import lint_module as lint
+
+    return lint(text, filename, settings)
+
+
+def apply_fixes(text: str, filename: str, settings: Settings, **options) -> tuple[str, list[Diagnostic], int]:
+    from jaxloopfix.engine import apply_fixes as fixer
+
+    return fixer(text, filename, settings, **options)
 
 
 def check_text(text: str, filename: str, settings: Settings) -> list[Diagnostic]:
@@ -70,6 +92,9 @@ def check_source(
     recorded, and the diagnostics of the unfixed file are reported instead. Without
     `write` (`--diff`, stdin) `fixed` just carries the new text.
     """
+    from jaxloopfix.engine import ParseError
+    from jaxloopfix.notebook import NotebookError
+
     filename = str(source.path)
     result = FileResult(filename=filename, original=source.text)
     try:
@@ -240,6 +265,8 @@ def _fixable(diagnostic: Diagnostic, unsafe: bool) -> bool:
 
 
 def _parse_error(filename: str, exc: Exception) -> FileError:
+    from jaxloopfix.engine import ParseError
+
     if isinstance(exc, ParseError):
         row, column, message = exc.row, exc.column, exc.message
     else:

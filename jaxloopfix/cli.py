@@ -118,11 +118,10 @@ def check(
     from jaxloopfix import api
     from jaxloopfix.cache import ResultCache
     from jaxloopfix.parallel import default_jobs
-    from jaxloopfix.rules import ALL_RULES
+    from jaxloopfix.codes import RULE_NAMES
 
-    known = [rule.code for rule in ALL_RULES]
-    settings = _override_codes(settings, select=select, ignore=ignore, extend_select=extend_select, known=known)
-    names = {rule.code: rule.name for rule in ALL_RULES}
+    settings = _override_codes(settings, select=select, ignore=ignore, extend_select=extend_select, known=list(RULE_NAMES))
+    names = dict(RULE_NAMES)
 
     if use_stdin:
         outcome = _check_stdin(
@@ -130,9 +129,11 @@ def check(
             output_format=output_format, statistics=statistics, rule_names=names,
         )
     else:
-        from jaxloopfix.verify.runner import VerifyOptions
+        verify = None
+        if verify_fixes or tune_unroll:
+            from jaxloopfix.verify.runner import VerifyOptions
 
-        verify = VerifyOptions(tune_unroll=tune_unroll) if verify_fixes or tune_unroll else None
+            verify = VerifyOptions(tune_unroll=tune_unroll)
         cache = None if no_cache else ResultCache(settings.project_root or Path.cwd())
         results = api.check_paths(
             list(paths) or [Path(".")], settings, fix=fix or diff, unsafe=unsafe_fixes, write=not diff, verify=verify,

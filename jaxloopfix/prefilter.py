@@ -57,20 +57,9 @@ def _roots(extra_decorators: tuple[str, ...]) -> frozenset[str] | None:
     return frozenset(roots)
 
 
-def may_have_findings(
-    text: str,
-    extra_decorators: tuple[str, ...] = (),
-    extra_base_classes: tuple[str, ...] = (),
-    *,
-    need_loop: bool = True,
-    seeds: frozenset[str] = frozenset(),
-    project_roots: frozenset[str] | None = None,
-) -> bool:
-    """False when no rule can fire; raises SyntaxProblem for code Python cannot parse."""
-    found = scan(
-        text, extra_decorators, extra_base_classes, need_loop=need_loop, seeds=seeds, project_roots=project_roots
-    )
-    return found is not None
+def may_have_findings(text: str, *args, **kwargs) -> bool:
+    """False when no rule can fire (`scan` found nothing); raises SyntaxProblem like `scan`."""
+    return scan(text, *args, **kwargs) is not None
 
 
 @dataclass
@@ -91,7 +80,7 @@ class Scan:
         owner: dict[int, int] = {}
         for index, statement in enumerate(body):
             for node in ast.walk(statement):
-                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Call)):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Call)):
                     owner[id(node)] = index
         droppable = {i for i, st in enumerate(body) if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
         keep = {owner[id(f)] for f in self.reached} | (set(range(len(body))) - droppable)
@@ -253,18 +242,21 @@ def scan(
     if any(name not in functions for name in seeds):
         return Scan(tree, None)  # a re-export (`from .layers import step` in `__init__.py`) to follow
     project_names = _project_imports(tree, project_roots) if project_roots is not None else frozenset()
-    if project_roots is not None:
-        # Framework classes are passed on to the modules deriving from them: a class on a
-        # framework base, or on a project class that may be one, needs the full analysis.
-        bases = BASE_NAMES | {b.rsplit(".", 1)[-1] for b in extra_base_classes} | project_names
-        if any(_mentions(base, bases) for group in classes.values() for c in group for base in c.bases):
-            return Scan(tree, None)
-    if not imports_tracer or not (functions or project_names):
+    # In a project pass, framework classes are passed on to the modules deriving from them:
+    # a class on a framework base, or on a project class that may be one, is analysed.
+    exported = [
+        c for group in classes.values() for c in group
+        if project_roots is not None and any(_mentions(base, BASE_NAMES | project_names) for base in c.bases)
+    ]
+    exports = bool(exported)
+    if not (imports_tracer or exports) or not (functions or project_names or exports):
         return None
     possible, reached = _reach(
         functions, calls, frozenset(names), classes, need_loop=need_loop, seeds=seeds, imported=project_names
     )
-    return Scan(tree, reached) if possible else None
+    if reached is not None:
+        reached.extend(exported)  # kept, to be passed on to the modules deriving from them
+    return Scan(tree, reached) if possible or exports else None
 
 
 def _project_imports(tree: ast.Module, project_roots: frozenset[str]) -> frozenset[str]:
@@ -319,17 +311,18 @@ def _reach(
         changed = False
         for name, group in classes.items():
             if name not in module_classes and any(
-                _mentions(b, names | module_classes) for c in group for b in c.bases
+                _mentions(b, names | module_classes | imported) for c in group for b in c.bases
             ):
                 module_classes.add(name)
                 changed = True
     lifted: set[str] = set()
     anchors: list[ast.AST] = []
+    possible = False
     for call in calls:
         if _mentions(call.func, names):
             anchors.append(call)
             if imported and any(_mentions(arg, imported) for arg in (*call.args, *call.keywords)):
-                return True, None  # `jax.jit(layers.step)`, `lax.scan(step, ...)` with `step` imported
+                possible = True  # `jax.jit(layers.step)`, `lax.scan(step, ...)` with `step` imported
             for arg in ast.walk(call):
                 if isinstance(arg, ast.Name) and arg.id in functions:
                     work.extend(functions[arg.id])
@@ -338,7 +331,7 @@ def _reach(
     for name in module_classes | lifted:
         for cls in classes[name]:
             work.extend(m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)))
-    possible = bool(work) and not need_loop
+    possible = possible or (bool(work) and not need_loop)
     reached: dict[int, ast.FunctionDef | ast.AsyncFunctionDef] = {}
     while work:
         func = work.pop()
@@ -356,5 +349,5 @@ def _reach(
                 if name in functions:
                     work.extend(functions[name])
                 if imported and _root_name(callee) in imported:
-                    return True, None  # traced code calling into the project: follow it there
+                    possible = True  # traced code calling into the project: follow it there
     return possible, [*reached.values(), *anchors]

@@ -506,3 +506,24 @@ def test_syntax_error_reports_pythons_position(tmp_path: Path) -> None:
     result = run("check", "--output-format", "concise", "broken.py")
     assert result.exit_code == 2
     assert "broken.py:3:7:" in result.stdout + result.stderr
+
+
+def test_rule_names_without_the_engine_match_the_rules() -> None:
+    from jaxloopfix.codes import RULE_NAMES
+    from jaxloopfix.rules import ALL_RULES
+
+    assert RULE_NAMES == {rule.code: rule.name for rule in ALL_RULES}
+
+
+def test_a_cached_run_does_not_load_the_engine(tmp_path: Path) -> None:
+    """The warm path (every file answered from the cache) never imports libcst."""
+    write(tmp_path / "rnn.py", SEED)
+    code = (
+        "import sys\nfrom jaxloopfix.cli import main\n"
+        "try:\n    main(['check', '--exit-zero', '-j', '1', '.'])\nexcept SystemExit:\n    pass\n"
+        "print('libcst' in sys.modules)\n"
+    )
+    first = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True)
+    second = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert first.stdout.strip().endswith("True") and second.stdout.strip().endswith("False")
+    assert "JLF001" in second.stdout

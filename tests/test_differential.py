@@ -12,6 +12,7 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import sys
 import tempfile
 from collections import Counter
 from pathlib import Path
@@ -88,6 +89,16 @@ def test_every_offered_fix_runs_equal(program: Program) -> None:
     COUNTS["fixed"] += 1
     COUNTS["fixed (safe only)" if all(d.fix.applicability.value == "safe" for d in diagnostics if d.fix) else "fixed (unsafe)"] += 1
     name = f"gen_{COUNTS['programs']}"
+    try:
+        _run_both(program, fixed, name)
+    finally:
+        # Thousands of programs in one process: drop their modules and compiled code.
+        for suffix in ("_a", "_b"):
+            sys.modules.pop(name + suffix, None)
+        jax.clear_caches()
+
+
+def _run_both(program: Program, fixed: str, name: str) -> None:
     original, rewritten = _load(program.source, name + "_a"), _load(fixed, name + "_b")
     with jax.enable_x64(True):
         for length, grads in ((5, True), (8, False)):

@@ -214,6 +214,10 @@ class LoopPlanner:
         self._check_values(plan, array_names)
         self._check_bounds(plan)
         plan.refusal = refusal
+        if refusal is not None and trip.kind in ("static", "unknown") and not plan.sequences and not iteration.elements:
+            # A few deliberate steps over a static count (`for _ in range(n)` with `n` static,
+            # carries changing shape): nothing is scanned and no fix exists, so nothing to report.
+            return None
         return plan
 
     # -- helpers ----------------------------------------------------------------
