@@ -25,7 +25,7 @@ from jaxloopfix.config import Settings
 from jaxloopfix.diagnostics import Applicability, Diagnostic, Edit, FileError, Fix, Location
 
 CACHE_DIR = ".jaxloopfix_cache"
-FORMAT = 1
+FORMAT = 2
 
 
 @cache
@@ -68,31 +68,38 @@ class Cached:
 
 
 class ResultCache:
-    """path -> (key, result) for the lint results of one project."""
+    """path -> {key: result} for the lint results of one project.
+
+    A file can have several live entries in one run: the project pass checks it again
+    once other modules are known to trace it, with other settings, hence another key."""
 
     def __init__(self, root: Path) -> None:
         self.directory = root / CACHE_DIR
         self.file = self.directory / f"results-v{FORMAT}.json"
         self.entries: dict[str, dict[str, Any]] = {}
+        self.used: dict[str, set[str]] = {}
         self.dirty = False
         try:
             data = json.loads(self.file.read_text(encoding="utf-8"))
             if isinstance(data, dict) and data.get("format") == FORMAT and isinstance(data.get("entries"), dict):
-                self.entries = data["entries"]
+                self.entries = {k: v for k, v in data["entries"].items() if isinstance(v, dict)}
         except (OSError, ValueError):
             pass  # no cache yet, or a damaged one: start afresh
 
     def get(self, path: Path, key: str) -> Cached | None:
-        entry = self.entries.get(_id(path))
-        if not isinstance(entry, dict) or entry.get("key") != key:
+        entry = self.entries.get(_id(path), {}).get(key)
+        if entry is None:
             return None
         try:
-            return _decode(entry["result"], str(path))
-        except (KeyError, TypeError, ValueError):
+            found = _decode(entry, str(path))
+        except (KeyError, TypeError, ValueError, AttributeError):
             return None
+        self.used.setdefault(_id(path), set()).add(key)
+        return found
 
     def put(self, path: Path, key: str, result: Cached) -> None:
-        self.entries[_id(path)] = {"key": key, "result": _encode(result)}
+        self.entries.setdefault(_id(path), {})[key] = _encode(result)
+        self.used.setdefault(_id(path), set()).add(key)
         self.dirty = True
 
     def save(self) -> None:
@@ -104,6 +111,8 @@ class ResultCache:
             ignore = self.directory / ".gitignore"
             if not ignore.exists():
                 ignore.write_text("# Created by jaxloopfix\n*\n", encoding="utf-8")
+            for path, keys in self.used.items():  # a file checked in this run keeps this run's entries
+                self.entries[path] = {k: v for k, v in self.entries.get(path, {}).items() if k in keys}
             fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".results-", suffix=".tmp")
             try:
                 with os.fdopen(fd, "w", encoding="utf-8") as out:

@@ -44,7 +44,7 @@ def test_warm_run_reuses_results_and_reanalyses_changed_files(tmp_path, monkeypa
     assert cold[0] == 1 and count == len(list((tmp_path / "src").glob("*.py")))
     cache = tmp_path / ".jaxloopfix_cache"
     assert (cache / ".gitignore").read_text().strip().endswith("*")
-    json.loads((cache / "results-v1.json").read_text())  # plain JSON, never pickle
+    json.loads((cache / "results-v2.json").read_text())  # plain JSON, never pickle
 
     analysed.clear()
     assert _check(tmp_path / "src") == cold and analysed == []
@@ -71,14 +71,25 @@ def test_damaged_cache_is_ignored_and_replaced(tmp_path, monkeypatch, analysed) 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "rnn.py").write_text(SEED_SOURCE)
     cold = _check(tmp_path)
-    results = tmp_path / ".jaxloopfix_cache" / "results-v1.json"
-    for damage in ("{not json", json.dumps({"format": 1, "entries": {str(tmp_path / "rnn.py"): {"key": 3}}})):
+    results = tmp_path / ".jaxloopfix_cache" / "results-v2.json"
+    for damage in ("{not json", json.dumps({"format": 2, "entries": {str(tmp_path / "rnn.py"): {"key": 3}}})):
         results.write_text(damage)
         assert _check(tmp_path) == cold
-    entry = json.loads(results.read_text())["entries"][str(tmp_path / "rnn.py")]
-    entry["result"]["diagnostics"] = "garbage"
-    results.write_text(json.dumps({"format": 1, "entries": {str(tmp_path / "rnn.py"): entry}}))
+    entries = json.loads(results.read_text())["entries"][str(tmp_path / "rnn.py")]
+    for result in entries.values():
+        result["diagnostics"] = "garbage"
+    results.write_text(json.dumps({"format": 2, "entries": {str(tmp_path / "rnn.py"): entries}}))
     assert _check(tmp_path) == cold
+
+
+def test_warm_project_run_analyses_nothing(tmp_path, monkeypatch, analysed) -> None:
+    """A file checked twice in one run (once more when another module traces it) is cached twice."""
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(FIXTURES / "project", tmp_path / "project")
+    cold = _check(tmp_path / "project")
+    assert analysed.count("layers.py") >= 2  # once alone, again once callers are known
+    analysed.clear()
+    assert _check(tmp_path / "project") == cold and analysed == []
 
 
 def test_tracing_from_another_module_invalidates_the_callee(tmp_path, monkeypatch) -> None:
