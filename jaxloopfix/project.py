@@ -16,6 +16,7 @@ import ast
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 
 from jaxloopfix.analysis.cross_module import (
@@ -68,7 +69,7 @@ class ModuleIndex:
                 index.by_name.setdefault(found.name, []).append(path)
         return index
 
-    @property
+    @cached_property
     def roots(self) -> frozenset[str]:
         return frozenset(name.split(".", 1)[0] for name in self.by_name)
 
@@ -101,6 +102,7 @@ class TraceFlow:
     classes: dict[str, ModuleClass] = field(default_factory=dict)
     wanted: dict[Path, set[str]] = field(default_factory=dict)
     given: dict[Path, tuple[ModuleClass, ...]] = field(default_factory=dict)
+    bindings: dict[Path, dict[str, str]] = field(default_factory=dict)
 
     @property
     def active(self) -> bool:
@@ -130,9 +132,17 @@ class TraceFlow:
             return self.classes.get(qualified)
         module, name = qualified.rsplit(".", 1)
         path = self.index.resolve(importer, module)
-        text = self.read(path) if path is not None else None
-        source = _imported_name(text, name, self.index.names[path]) if text is not None and path is not None else None
+        source = self._bindings(path).get(name) if path is not None else None
         return self._class(path, source, depth + 1) if source is not None and path is not None else None
+
+    def _bindings(self, path: Path) -> dict[str, str]:
+        """What a module's `from ... import` statements bind, parsed once per run."""
+        if path.name != "__init__.py":
+            return {}  # re-exports live in packages' `__init__.py`
+        if path not in self.bindings:
+            text = self.read(path)
+            self.bindings[path] = _imported_names(text, self.index.names[path]) if text is not None else {}
+        return self.bindings[path]
 
     def add(self, importer: Path, links: ModuleLinks) -> set[Path]:
         """Record `importer`'s links; the files whose seeds changed (to check again)."""
@@ -156,28 +166,28 @@ class TraceFlow:
         return {path for path in self.wanted if self.given.get(path, ()) != self._classes_for(path)}
 
 
-def _imported_name(text: str, name: str, module: ModuleName) -> str | None:
-    """The absolute name a module-level `from ... import` binds `name` to in `text`."""
+def _imported_names(text: str, module: ModuleName) -> dict[str, str]:
+    """name -> the absolute name a module-level `from ... import` binds it to in `text`."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
+        return {}
+    found: dict[str, str] = {}
     for node in tree.body:
         if not isinstance(node, ast.ImportFrom):
             continue
-        for alias in node.names:
-            if (alias.asname or alias.name) != name:
+        if node.level:
+            parts = module.package.split(".") if module.package else []
+            if node.level - 1 > len(parts):
                 continue
-            if node.level:
-                parts = module.package.split(".") if module.package else []
-                if node.level - 1 > len(parts):
-                    return None
-                base = parts[: len(parts) - (node.level - 1)]
-                source = ".".join([*base, *([node.module] if node.module else [])])
-            else:
-                source = node.module or ""
-            return f"{source}.{alias.name}" if source else None
-    return None
+            base = parts[: len(parts) - (node.level - 1)]
+            source = ".".join([*base, *([node.module] if node.module else [])])
+        else:
+            source = node.module or ""
+        for alias in node.names:
+            if source and alias.name != "*":
+                found[alias.asname or alias.name] = f"{source}.{alias.name}"
+    return found
 
 
 def _merge(old: TraceSeed | None, new: TraceSeed) -> TraceSeed:
