@@ -9,7 +9,7 @@ from pathlib import Path
 
 from jaxloopfix.analysis.cross_module import ModuleLinks
 from jaxloopfix.config import Settings
-from jaxloopfix.diagnostics import Applicability, Diagnostic, FileError, Location
+from jaxloopfix.diagnostics import Diagnostic, FileError, Location
 from jaxloopfix.files import (
     FileTooLargeError,
     SourceError,
@@ -226,7 +226,7 @@ def check_paths(
                 changed |= flow.waiting()
             pending = [p for p in sources if p in changed]
         if fix:
-            to_fix = [p for p in sources if any(_fixable(d, unsafe) for d in results[p].diagnostics)]
+            to_fix = [p for p in sources if any(d.fix_applies(unsafe) for d in results[p].diagnostics)]
             tasks = [
                 _Task(sources[p], flow.settings_for(p, settings), fix=True, unsafe=unsafe, write=write, verify=verify)
                 for p in to_fix
@@ -257,11 +257,6 @@ def _lint(task: _Task) -> FileResult:
 def _text(sources: dict[Path, SourceFile], path: Path) -> str | None:
     source = sources.get(path)
     return source.text if source is not None else None
-
-
-def _fixable(diagnostic: Diagnostic, unsafe: bool) -> bool:
-    fix = diagnostic.fix
-    return fix is not None and (fix.applicability is Applicability.SAFE or unsafe)
 
 
 def _parse_error(filename: str, exc: Exception) -> FileError:

@@ -61,6 +61,10 @@ class Diagnostic:
     def fixable(self) -> bool:
         return self.fix is not None
 
+    def fix_applies(self, unsafe: bool) -> bool:
+        """Whether `--fix` (with `--unsafe-fixes` when `unsafe`) applies this fix: what `[*]` promises."""
+        return self.fix is not None and (self.fix.applicability is Applicability.SAFE or unsafe)
+
 
 @dataclass(frozen=True)
 class FileError:

@@ -11,7 +11,7 @@ import libcst as cst
 from jaxloopfix.analysis.cross_module import ModuleLinks
 from jaxloopfix.analysis.source import ParsedModule
 from jaxloopfix.config import Settings
-from jaxloopfix.diagnostics import Applicability, Diagnostic, Edit
+from jaxloopfix.diagnostics import Diagnostic, Edit
 from jaxloopfix.prefilter import Reduced, SyntaxProblem, scan
 from jaxloopfix.rewrite.edits import apply_edits, overlaps
 from jaxloopfix.rules import ALL_RULES, FileContext, Rule
@@ -142,11 +142,6 @@ def _lint_parsed(parsed: ParsedModule, rules: list[type[Rule]], settings: Settin
     return ModuleLint(diagnostics, links)
 
 
-def _applicable(diagnostic: Diagnostic, unsafe: bool) -> bool:
-    fix = diagnostic.fix
-    return fix is not None and (fix.applicability is Applicability.SAFE or unsafe)
-
-
 def apply_fixes(
     text: str,
     filename: str,
@@ -164,7 +159,7 @@ def apply_fixes(
         chosen: list[Edit] = []
         count = 0
         for diagnostic in diagnostics:
-            if not _applicable(diagnostic, unsafe) or (accept is not None and not accept(diagnostic)):
+            if not diagnostic.fix_applies(unsafe) or (accept is not None and not accept(diagnostic)):
                 continue
             edits = diagnostic.fix.edits  # type: ignore[union-attr]
             if overlaps(edits, chosen):

@@ -16,9 +16,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TextIO
 
-from jaxloopfix.diagnostics import Applicability, Diagnostic, FileError
+from jaxloopfix.diagnostics import Diagnostic, FileError
 
-__all__ = ["OUTPUT_FORMATS", "Report", "emit", "fix_is_applicable", "write_file_errors"]
+__all__ = ["OUTPUT_FORMATS", "Report", "emit", "write_file_errors"]
 
 OUTPUT_FORMATS: tuple[str, ...] = ("full", "concise", "json", "github", "sarif", "junit", "gitlab")
 # Formats that write one machine-readable document built from the whole report.
@@ -42,14 +42,6 @@ class Report:
     fixed: int = 0
     # code -> kebab-case rule name, for `--statistics`.
     rule_names: Mapping[str, str] = field(default_factory=dict)
-
-
-def fix_is_applicable(diagnostic: Diagnostic, unsafe_fixes: bool) -> bool:
-    """Whether `--fix` would apply this diagnostic's fix (what the `[*]` marker promises)."""
-    fix = diagnostic.fix
-    if fix is None:
-        return False
-    return fix.applicability is Applicability.SAFE or unsafe_fixes
 
 
 def write_file_errors(report: Report, stream: TextIO, *, color: bool | None = None) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from jaxloopfix.diagnostics import Diagnostic
-from jaxloopfix.report import Report, fix_is_applicable
+from jaxloopfix.report import Report
 from jaxloopfix.report.style import Part, StyledWriter
 
 __all__ = ["header", "write"]
@@ -26,7 +26,7 @@ def header(diagnostic: Diagnostic, unsafe_fixes: bool) -> list[Part]:
         (diagnostic.code, "bold red"),
         " ",
     ]
-    if fix_is_applicable(diagnostic, unsafe_fixes):
+    if diagnostic.fix_applies(unsafe_fixes):
         parts += ["[", ("*", "cyan"), "] "]
     parts.append(diagnostic.message)
     return parts

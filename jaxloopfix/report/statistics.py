@@ -7,7 +7,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TextIO
 
-from jaxloopfix.report import Report, fix_is_applicable
+from jaxloopfix.report import Report
 from jaxloopfix.report.style import StyledWriter
 
 __all__ = ["Statistic", "compute", "write_json", "write_text"]
@@ -25,7 +25,7 @@ def compute(report: Report) -> list[Statistic]:
     """One row per code, most frequent first (ties by code)."""
     counts: Counter[str] = Counter(d.code for d in report.diagnostics)
     fixable: Counter[str] = Counter(
-        d.code for d in report.diagnostics if fix_is_applicable(d, report.unsafe_fixes)
+        d.code for d in report.diagnostics if d.fix_applies(report.unsafe_fixes)
     )
     return sorted(
         (Statistic(code, report.rule_names.get(code, ""), count, fixable[code]) for code, count in counts.items()),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from jaxloopfix.diagnostics import Applicability
-from jaxloopfix.report import Report, fix_is_applicable
+from jaxloopfix.report import Report
 from jaxloopfix.report.style import StyledWriter
 
 __all__ = ["plural", "summary_lines", "write"]
@@ -29,7 +29,7 @@ def summary_lines(report: Report) -> list[str]:
     elif not report.errors:
         lines.append("All checks passed!")
 
-    applicable = sum(fix_is_applicable(d, report.unsafe_fixes) for d in report.diagnostics)
+    applicable = sum(d.fix_applies(report.unsafe_fixes) for d in report.diagnostics)
     hidden = sum(
         d.fix is not None and d.fix.applicability is Applicability.UNSAFE and not report.unsafe_fixes
         for d in report.diagnostics

@@ -13,7 +13,7 @@ from pathlib import Path
 import libcst as cst
 
 from jaxloopfix.config import Settings
-from jaxloopfix.diagnostics import Applicability, Diagnostic
+from jaxloopfix.diagnostics import Diagnostic
 from jaxloopfix.engine import apply_fixes, lint_text, parse
 from jaxloopfix.rules.base import FileContext
 from jaxloopfix.verify.signature import ParamSpec, parameter_specs
@@ -53,11 +53,6 @@ def module_location(path: Path) -> tuple[str, list[str]]:
     return ".".join(parts), entries
 
 
-def _applicable(diagnostic: Diagnostic, unsafe: bool) -> bool:
-    fix = diagnostic.fix
-    return fix is not None and (fix.applicability is Applicability.SAFE or unsafe)
-
-
 def _imports(module: cst.Module) -> list[str]:
     return [
         module.code_for_node(s).strip()
@@ -86,7 +81,7 @@ def collect_targets(
     factory: str | None = None,
 ) -> list[Target]:
     filename = str(path)
-    diagnostics = [d for d in lint_text(text, filename, settings) if _applicable(d, unsafe)]
+    diagnostics = [d for d in lint_text(text, filename, settings) if d.fix_applies(unsafe)]
     by_function: dict[str, list[Diagnostic]] = {}
     for diagnostic in diagnostics:
         by_function.setdefault(diagnostic.extra.get("function", "?"), []).append(diagnostic)
