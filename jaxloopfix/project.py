@@ -24,6 +24,7 @@ from jaxloopfix.analysis.cross_module import (
     ModuleLinks,
     ModuleSite,
     TraceSeed,
+    resolve_relative,
 )
 from jaxloopfix.config import Settings
 
@@ -176,17 +177,11 @@ def _imported_names(text: str, module: ModuleName) -> dict[str, str]:
     for node in tree.body:
         if not isinstance(node, ast.ImportFrom):
             continue
-        if node.level:
-            parts = module.package.split(".") if module.package else []
-            if node.level - 1 > len(parts):
-                continue
-            base = parts[: len(parts) - (node.level - 1)]
-            source = ".".join([*base, *([node.module] if node.module else [])])
-        else:
-            source = node.module or ""
         for alias in node.names:
-            if source and alias.name != "*":
-                found[alias.asname or alias.name] = f"{source}.{alias.name}"
+            source = ".".join(filter(None, [node.module, alias.name]))
+            absolute = resolve_relative("." * node.level + source, module.package) if node.level else source
+            if alias.name != "*" and absolute is not None and "." in absolute:
+                found[alias.asname or alias.name] = absolute
     return found
 
 

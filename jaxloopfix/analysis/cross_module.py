@@ -85,13 +85,17 @@ class ModuleSite:
     def absolute(self, qualified: str) -> str | None:
         """`.helpers.step` -> `pkg.helpers.step`; None for names outside the project."""
         if qualified.startswith("."):
-            if self.package is None:
-                return None
-            dots = len(qualified) - len(qualified.lstrip("."))
-            parts = self.package.split(".") if self.package else []
-            if dots - 1 > len(parts):
-                return None
-            base = parts[: len(parts) - (dots - 1)]
-            rest = qualified[dots:]
-            return ".".join([*base, rest]) if rest else None
+            return resolve_relative(qualified, self.package) if self.package is not None else None
         return qualified if qualified.split(".", 1)[0] in self.roots else None
+
+
+def resolve_relative(qualified: str, package: str) -> str | None:
+    """`..layers.step` seen from package `pkg.models` -> `pkg.layers.step`, as `import` would;
+    None when the dots climb above the top-level package or name nothing."""
+    dots = len(qualified) - len(qualified.lstrip("."))
+    parts = package.split(".") if package else []
+    if dots - 1 > len(parts):
+        return None
+    base = parts[: len(parts) - (dots - 1)]
+    rest = qualified[dots:]
+    return ".".join([*base, rest]) if rest else None
