@@ -455,9 +455,8 @@ class TracedFinder:
         if func is not None:
             return self._custom.get(func)
         for name in self._definitions(expr, cst.Name):
-            target = self.parsed.parent(name)
-            assign = self.parsed.parent(target) if isinstance(target, cst.AssignTarget) else None
-            if isinstance(assign, cst.Assign) and isinstance(assign.value, cst.Call):
+            assign = self._assignment(name)  # type: ignore[arg-type]
+            if assign is not None and isinstance(assign.value, cst.Call):
                 wrapped = self.wrapped_function(assign.value)
                 if wrapped is not None and wrapped[1].name in CUSTOM_DERIVATIVES:
                     return len(wrapped[1].static_nums)
@@ -533,11 +532,14 @@ class TracedFinder:
         targets = self._definitions(expr, cst.Name)
         if len(targets) != 1:
             return expr
-        target = self.parsed.parent(targets[0])
+        assign = self._assignment(targets[0])  # type: ignore[arg-type]
+        return assign.value if assign is not None and len(assign.targets) == 1 else expr
+
+    def _assignment(self, name: cst.Name) -> cst.Assign | None:
+        """The `name = value` statement a binding occurrence of `name` belongs to, if it is one."""
+        target = self.parsed.parent(name)
         assign = self.parsed.parent(target) if isinstance(target, cst.AssignTarget) else None
-        if isinstance(assign, cst.Assign) and len(assign.targets) == 1 and assign.targets[0].target is targets[0]:
-            return assign.value
-        return expr
+        return assign if isinstance(assign, cst.Assign) else None
 
     def _mark(self, func: cst.FunctionDef, reason: str | Callable[[], str], transform: _Transform) -> None:
         params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
