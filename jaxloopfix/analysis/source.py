@@ -102,14 +102,7 @@ class ParsedModule:
     @cached_property
     def all_names(self) -> frozenset[str]:
         """Every identifier in the module: generated names must avoid all of them."""
-        names: set[str] = set()
-
-        class Walk(cst.CSTVisitor):
-            def visit_Name(self, node: cst.Name) -> None:
-                names.add(node.value)
-
-        self.module.visit(Walk())
-        return frozenset(names) | self.hidden
+        return frozenset(names_in(self.module)) | self.hidden
 
     @cached_property
     def module_names(self) -> frozenset[str]:
@@ -134,6 +127,23 @@ def descendants(node: cst.CSTNode) -> list[cst.CSTNode]:
 
     node.visit(Walk())
     return out
+
+
+def names_in(node: cst.CSTNode) -> set[str]:
+    """Every identifier under `node`."""
+    names: set[str] = set()
+
+    class Walk(cst.CSTVisitor):
+        def visit_Name(self, inner: cst.Name) -> None:
+            names.add(inner.value)
+
+    node.visit(Walk())
+    return names
+
+
+def comments_in(node: cst.CSTNode) -> list[cst.Comment]:
+    """The comments under `node`, in document order (a rewrite must keep them)."""
+    return [inner for inner in descendants(node) if isinstance(inner, cst.Comment)]
 
 
 def shorten(code: str, limit: int = 60) -> str:

@@ -14,22 +14,13 @@ import libcst as cst
 
 from jaxloopfix.analysis.names import assigned_names, loads, parameters
 from jaxloopfix.analysis.plan import Accumulator, LoopPlan, Sequence
-from jaxloopfix.analysis.source import ParsedModule
+from jaxloopfix.analysis.source import ParsedModule, comments_in, names_in
 from jaxloopfix.rewrite.imports import ImportPlan
 
 
-def _all_names(module: cst.CSTNode) -> set[str]:
-    names: set[str] = set()
+class Namer:
+    """Fresh names for generated code, never one already taken."""
 
-    class Walk(cst.CSTVisitor):
-        def visit_Name(self, node: cst.Name) -> None:
-            names.add(node.value)
-
-    module.visit(Walk())
-    return names
-
-
-class _Namer:
     def __init__(self, taken: set[str]) -> None:
         self.taken = set(taken)
 
@@ -72,9 +63,9 @@ class ScanRenderer:
         self.plan = plan
         self.unroll = unroll
         self.module = parsed.module
-        function_names = _all_names(plan.function.node)
+        function_names = names_in(plan.function.node)
         taken = set(parsed.module_names) | function_names
-        self.namer = _Namer(taken)
+        self.namer = Namer(taken)
         local = set(assigned_names(plan.function.node.body.body)) | {
             p.name.value for p in parameters(plan.function.node)
         }
@@ -235,9 +226,9 @@ class ScanRenderer:
         # Comments inside code that the rewrite drops (the loop header, append calls, finishers)
         # are kept as own-line comments above the scan call.
         dropped = [loop.iter, *(a.append.body[0] for a in plan.accumulators), *(a.finisher for a in plan.accumulators)]
-        kept = {id(c) for a in plan.accumulators for c in _comments(a.value)}  # stay with `y = value`
+        kept = {id(c) for a in plan.accumulators for c in comments_in(a.value)}  # stay with `y = value`
         moved = [
-            cst.EmptyLine(indent=True, comment=c) for node in dropped for c in _comments(node) if id(c) not in kept
+            cst.EmptyLine(indent=True, comment=c) for node in dropped for c in comments_in(node) if id(c) not in kept
         ]
         if moved:
             scan_statement = scan_statement.with_changes(leading_lines=moved)
@@ -256,17 +247,6 @@ class ScanRenderer:
         if accumulator.axis != 0:
             expr = f"{self.imports.jnp()}.moveaxis({expr}, 0, {accumulator.axis})"
         return cst.parse_expression(expr, config=self.config)
-
-
-def _comments(node: cst.CSTNode) -> list[cst.Comment]:
-    found: list[cst.Comment] = []
-
-    class Walk(cst.CSTVisitor):
-        def visit_Comment(self, comment: cst.Comment) -> None:
-            found.append(comment)
-
-    node.visit(Walk())
-    return found
 
 
 def _pack(items: list[str]) -> str:

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import libcst as cst
 
+from jaxloopfix.analysis.source import comments_in
 from jaxloopfix.analysis.plan import Accumulator, LoopPlan, Sequence
-from jaxloopfix.rewrite.scan import ScanRenderer, _comments, _ModuleRewrite, _ReplaceReads
+from jaxloopfix.rewrite.scan import ScanRenderer, _ModuleRewrite, _ReplaceReads
 
 
 def is_map_only(plan: LoopPlan) -> bool:
@@ -76,7 +77,7 @@ class VmapRenderer(ScanRenderer):
         body = list(loop.body.body)  # type: ignore[union-attr]
         if any(id(s) not in binds and id(s) not in appends for s in body):
             return None
-        if _comments(loop.body):
+        if comments_in(loop.body):
             return None
         reads = {id(r): s.param for s in plan.sequences for r in s.reads}
         replacer = _ReplaceReads(reads)
@@ -135,9 +136,9 @@ class VmapRenderer(ScanRenderer):
         # Comments inside code that the rewrite drops (the loop header, append calls, finishers)
         # are kept as own-line comments above the vmap call.
         dropped = [loop.iter, *(a.append.body[0] for a in plan.accumulators), *(a.finisher for a in plan.accumulators)]
-        kept = {id(c) for a in plan.accumulators for c in _comments(a.value)}
+        kept = {id(c) for a in plan.accumulators for c in comments_in(a.value)}
         moved = [
-            cst.EmptyLine(indent=True, comment=c) for node in dropped for c in _comments(node) if id(c) not in kept
+            cst.EmptyLine(indent=True, comment=c) for node in dropped for c in comments_in(node) if id(c) not in kept
         ]
         leading = list(moved)
         if not replacement:

@@ -8,13 +8,13 @@ import libcst as cst
 
 from jaxloopfix.analysis.arrays import ArrayFacts
 from jaxloopfix.analysis.names import loads, parameters, stored_names
-from jaxloopfix.analysis.source import descendants, shorten
+from jaxloopfix.analysis.source import comments_in, descendants, names_in, shorten
 from jaxloopfix.analysis.traced import TracedFunction
 from jaxloopfix.analysis.traced_values import TracedValues, own_nodes
 from jaxloopfix.diagnostics import Diagnostic, Fix
 from jaxloopfix.rewrite.edits import fix_from_rewrite
 from jaxloopfix.rewrite.imports import ImportPlan
-from jaxloopfix.rewrite.scan import _all_names, _comments, _Namer
+from jaxloopfix.rewrite.scan import Namer
 from jaxloopfix.rules.base import FileContext, Rule, node_diagnostic
 
 # Functions whose gradient is not finite everywhere: under `jnp.where` the unused branch still
@@ -209,9 +209,9 @@ class _Checker:
             return self._while_fix(node)
         return None, "use `jnp.logical_and` / `jnp.logical_or` (or `&` / `|` on booleans) instead"
 
-    def _imports(self) -> tuple[ImportPlan, _Namer]:
-        taken = set(self.parsed.module_names) | _all_names(self.traced.node)
-        namer = _Namer(taken | set(self.parsed.all_names))
+    def _imports(self) -> tuple[ImportPlan, Namer]:
+        taken = set(self.parsed.module_names) | names_in(self.traced.node)
+        namer = Namer(taken | set(self.parsed.all_names))
         local = _local_names(self.traced.node)
         return ImportPlan(self.parsed.module, taken, local, namer.fresh), namer
 
@@ -317,7 +317,7 @@ class _Checker:
             statements.append(f"{name} = {jnp}.where({test}, {_expr(self.parsed, then_value)}, {_expr(self.parsed, else_value)})")
         unsafe = self._value_risks([v for _, a, b in pairs for v in (a, b)])
         new = [cst.parse_statement(s + "\n", config=self.parsed.module.config_for_parsing) for s in statements]
-        comments = [cst.EmptyLine(indent=True, comment=c) for c in _comments(node) if not self.parsed.contains(node.test, c)]
+        comments = [cst.EmptyLine(indent=True, comment=c) for c in comments_in(node) if not self.parsed.contains(node.test, c)]
         new[0] = new[0].with_changes(leading_lines=[*node.leading_lines, *comments])
         module = self.parsed.module.visit(_ReplaceStatement(node, new))
         return self._finish(module, imports, unsafe, "Select with `jnp.where` (both branches are evaluated)")
@@ -339,7 +339,7 @@ class _Checker:
 
     # `if c: return a else: return b` -> `return lax.cond(c, lambda: a, lambda: b)`
     def _cond_fix(self, node: cst.If, then: cst.BaseExpression, other: cst.BaseExpression) -> tuple[Fix | None, str | None]:
-        if _comments(node.body) or _comments(node.orelse):  # type: ignore[arg-type]
+        if comments_in(node.body) or comments_in(node.orelse):  # type: ignore[arg-type]
             return None, "the branches have comments; rewrite with `lax.cond` by hand"
         imports, _ = self._imports()
         lax = imports.lax()
@@ -375,7 +375,7 @@ class _Checker:
         body = _assignments(node.body)
         if body is None or not body:
             return None, "the body does more than assign names; rewrite with `lax.while_loop` by hand"
-        if _comments(node.body):
+        if comments_in(node.body):
             return None, "the body has comments; rewrite with `lax.while_loop` by hand"
         carries: list[str] = []
         for name, _ in body:
