@@ -100,19 +100,19 @@ def lint_module(text: str, filename: str, settings: Settings, *, prefilter: bool
         return ModuleLint()
     if reduced is not None:
         linted = _lint_parsed(parse(text, filename, reduced), rules, settings)
-        restored = _restore_fixes(linted.diagnostics, reduced, text)
+        restored = _restore_fixes(linted.diagnostics, reduced)
         if restored is not None:
             linted.diagnostics = restored
             return linted
     return _lint_parsed(parse(text, filename), rules, settings)
 
 
-def _restore_fixes(diagnostics: list[Diagnostic], reduced: Reduced, text: str) -> list[Diagnostic] | None:
-    """Fixes computed on the reduced text, as fixes of `text` (None: analyse the whole text)."""
+def _restore_fixes(diagnostics: list[Diagnostic], reduced: Reduced) -> list[Diagnostic] | None:
+    """Fixes computed on the reduced text, as fixes of the original (None: analyse the whole text)."""
     out = []
     for diagnostic in diagnostics:
         if diagnostic.fix is not None:
-            edits = reduced.map_edits(diagnostic.fix.edits, text)
+            edits = reduced.map_edits(diagnostic.fix.edits)
             if edits is None:
                 return None
             diagnostic = replace(diagnostic, fix=replace(diagnostic.fix, edits=edits))

@@ -18,10 +18,11 @@ from __future__ import annotations
 import ast
 import bisect
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 from jaxloopfix.diagnostics import Edit
-from jaxloopfix.rewrite.edits import location_of
+from jaxloopfix.rewrite.edits import line_starts, location_of
 
 TRACING_ROOTS = frozenset({"jax", "equinox", "flax", "haiku", "numpyro"})
 TRANSFORM_NAMES = frozenset(
@@ -112,7 +113,7 @@ class Scan:
                 lines[row - 1] = f"{PLACEHOLDER}{row}" + ending
             hidden.update(_identifiers(statement))
         bound = frozenset(body[i].name for i in dropped)  # type: ignore[attr-defined]
-        return Reduced("".join(lines), frozenset(hidden), bound)
+        return Reduced("".join(lines), frozenset(hidden), bound, text)
 
 
 @dataclass(frozen=True)
@@ -129,19 +130,30 @@ class Reduced:
     text: str
     hidden: frozenset[str]
     bound: frozenset[str]
+    original: str = field(repr=False, compare=False)
 
-    def map_edits(self, edits: tuple[Edit, ...], original: str) -> tuple[Edit, ...] | None:
-        """`edits` of the reduced text as edits of `original`; None if one touches omitted code."""
+    @cached_property
+    def _rows(self) -> tuple[list[int], list[int], list[int], list[int]]:
+        """Line starts of both texts (Python's line breaks, and `location_of`'s), and the
+        omitted rows: computed once, whatever the number of fixes to map."""
         reduced_lines = _LINE.findall(self.text)
-        starts = _starts(reduced_lines)
-        original_starts = _starts(_LINE.findall(original))
         omitted = [i for i, line in enumerate(reduced_lines) if line.startswith(PLACEHOLDER)]
+        return _starts(reduced_lines), _starts(_LINE.findall(self.original)), omitted, line_starts(self.original)
+
+    def map_edits(self, edits: tuple[Edit, ...]) -> tuple[Edit, ...] | None:
+        """`edits` of the reduced text as edits of the original; None if one touches omitted code."""
+        starts, original_starts, omitted, location_starts = self._rows
         out = []
         for edit in edits:
             if any(starts[i] < edit.end and edit.start < starts[i + 1] for i in omitted):
                 return None
             start, end = (_moved(o, starts, original_starts) for o in (edit.start, edit.end))
-            out.append(Edit(edit.content, start, end, location_of(original, start), location_of(original, end)))
+            out.append(
+                Edit(
+                    edit.content, start, end,
+                    location_of(self.original, start, location_starts), location_of(self.original, end, location_starts),
+                )
+            )
         return tuple(out)
 
 

@@ -15,7 +15,7 @@ import libcst as cst
 from jaxloopfix.diagnostics import Applicability, Edit, Fix, Location
 
 
-def _line_starts(text: str) -> list[int]:
+def line_starts(text: str) -> list[int]:
     starts = [0]
     for line in text.splitlines(keepends=True):
         starts.append(starts[-1] + len(line))
@@ -24,7 +24,7 @@ def _line_starts(text: str) -> list[int]:
 
 def location_of(text: str, offset: int, starts: list[int] | None = None) -> Location:
     """1-based row and column of a character offset."""
-    starts = starts or _line_starts(text)
+    starts = starts or line_starts(text)
     import bisect
 
     row = bisect.bisect_right(starts, offset) - 1
@@ -36,7 +36,7 @@ def diff_edits(old: str, new: str) -> tuple[Edit, ...]:
     """Minimal line-granular edits turning `old` into `new`."""
     old_lines = old.splitlines(keepends=True)
     new_lines = new.splitlines(keepends=True)
-    starts = _line_starts(old)
+    starts = line_starts(old)
     matcher = difflib.SequenceMatcher(a=old_lines, b=new_lines, autojunk=False)
     edits: list[Edit] = []
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
