@@ -237,14 +237,17 @@ def scan(
     calls: list[ast.Call] = []
     names = set(TRANSFORM_NAMES | CALLEE_NAMES | BASE_NAMES | {d.rsplit(".", 1)[-1] for d in extra_decorators})
     names.update(b.rsplit(".", 1)[-1] for b in extra_base_classes)
-    imported = [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
-    for node in imported:  # `from jax import jit as J`: J is a transform's name too
-        names.update(a.asname for a in node.names if a.asname and a.name in names)
-    for node in ast.walk(tree):
+    imports: list[ast.Import | ast.ImportFrom] = []
+    for node in ast.walk(tree):  # one walk: this pass must stay cheap on big files
         if isinstance(node, ast.Import):
+            imports.append(node)
             imports_tracer = imports_tracer or any(alias.name.split(".", 1)[0] in roots for alias in node.names)  # type: ignore[operator]
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            imports_tracer = imports_tracer or node.module.split(".", 1)[0] in roots  # type: ignore[operator]
+        elif isinstance(node, ast.ImportFrom):
+            imports.append(node)
+            # `from jax import jit as J`: J is a transform's name too.
+            names.update(a.asname for a in node.names if a.asname and a.name in names)
+            if node.module and not node.level:
+                imports_tracer = imports_tracer or node.module.split(".", 1)[0] in roots  # type: ignore[operator]
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             functions.setdefault(node.name, []).append(node)
         elif isinstance(node, ast.ClassDef):
@@ -253,7 +256,7 @@ def scan(
             calls.append(node)
     if any(name not in functions for name in seeds):
         return Scan(tree, None)  # a re-export (`from .layers import step` in `__init__.py`) to follow
-    project_names = _project_imports(tree, project_roots) if project_roots is not None else frozenset()
+    project_names = _project_imports(imports, project_roots) if project_roots is not None else frozenset()
     # In a project pass, framework classes are passed on to the modules deriving from them:
     # a class on a framework base, or on a project class that may be one, is analysed.
     exported = [
@@ -271,10 +274,10 @@ def scan(
     return Scan(tree, reached) if possible or exports else None
 
 
-def _project_imports(tree: ast.Module, project_roots: frozenset[str]) -> frozenset[str]:
+def _project_imports(imports: list[ast.Import | ast.ImportFrom], project_roots: frozenset[str]) -> frozenset[str]:
     """Names this module binds by importing from the project (relative imports included)."""
     bound: set[str] = set()
-    for node in ast.walk(tree):
+    for node in imports:
         if isinstance(node, ast.ImportFrom):
             if node.level or (node.module and node.module.split(".", 1)[0] in project_roots):
                 bound.update(alias.asname or alias.name for alias in node.names if alias.name != "*")
