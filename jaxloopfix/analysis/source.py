@@ -1,7 +1,12 @@
 """A parsed module with the libcst metadata every analysis step needs.
 
 The metadata is resolved once per file and shared by all rules, so adding a
-rule never adds a parse or a metadata pass.
+rule never adds a parse or a metadata pass. Only `ScopeProvider` runs as a
+metadata pass: qualified names are asked of the node's scope when a rule
+needs one (what `QualifiedNameProvider` does for every node of the module),
+and parents, document order and identifiers come from one plain traversal.
+Each provider pass is a full batched traversal in Python; on a large Flax
+module the two left out cost more than the scope analysis itself.
 """
 
 from __future__ import annotations
@@ -14,9 +19,8 @@ from libcst._metadata_dependent import LazyValue
 from libcst.metadata import (
     CodeRange,
     MetadataWrapper,
-    ParentNodeProvider,
     PositionProvider,
-    QualifiedNameProvider,
+    QualifiedName,
     ScopeProvider,
 )
 
@@ -35,22 +39,23 @@ class ParsedModule:
         self.bound = bound
         self.module = cst.parse_module(text)
         self.wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
-        resolved = self.wrapper.resolve_many([QualifiedNameProvider, ScopeProvider, ParentNodeProvider])
-        self._qnames = resolved[QualifiedNameProvider]
-        self._scopes = resolved[ScopeProvider]
-        self._parents = resolved[ParentNodeProvider]
-        self._order: dict[cst.CSTNode, tuple[int, int]] | None = None
+        self._scopes = self.wrapper.resolve(ScopeProvider)
+        self._qnames: dict[cst.CSTNode, frozenset[str]] = {}
 
     @cached_property
     def _positions(self):
         # Positions cost a full code generation pass: computed only when a diagnostic needs one.
         return self.wrapper.resolve(PositionProvider)
 
+    @cached_property
+    def _walk(self) -> _Walk:
+        walk = _Walk()
+        self.module.visit(walk)
+        return walk
+
     def order(self, node: cst.CSTNode) -> tuple[int, int]:
         """(pre-order index, index of the last node in its subtree): cheap document order."""
-        if self._order is None:
-            self._order = _document_order(self.module)
-        return self._order[node]
+        return self._walk.order[node]
 
     def contains(self, outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
         o_start, o_end = self.order(outer)
@@ -62,10 +67,12 @@ class ParsedModule:
         return self.order(node)[0] > self.order(reference)[1]
 
     def qualified_names(self, node: cst.CSTNode) -> set[str]:
-        value = self._qnames.get(node)
-        if isinstance(value, LazyValue):
-            value = value()
-        return {q.name for q in value} if value else set()
+        names = self._qnames.get(node)
+        if names is None:
+            scope = self.scope(node)
+            found: set[QualifiedName] = scope.get_qualified_names_for(node) if scope else set()
+            names = self._qnames[node] = frozenset(q.name for q in found)
+        return set(names)
 
     def qualified_name(self, node: cst.CSTNode) -> str | None:
         """The single qualified name of `node`, or None when unknown or ambiguous."""
@@ -79,10 +86,7 @@ class ParsedModule:
         return value
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
-        value = self._parents.get(node)
-        if isinstance(value, LazyValue):
-            value = value()
-        return value
+        return self._walk.parents.get(node)
 
     def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         parent = self.parent(node)
@@ -102,7 +106,7 @@ class ParsedModule:
     @cached_property
     def all_names(self) -> frozenset[str]:
         """Every identifier in the module: generated names must avoid all of them."""
-        return frozenset(names_in(self.module)) | self.hidden
+        return frozenset(self._walk.names) | self.hidden
 
     @cached_property
     def module_names(self) -> frozenset[str]:
@@ -152,20 +156,25 @@ def shorten(code: str, limit: int = 60) -> str:
     return code if len(code) <= limit else code[: limit - 1] + "…"
 
 
-def _document_order(module: cst.Module) -> dict[cst.CSTNode, tuple[int, int]]:
-    order: dict[cst.CSTNode, tuple[int, int]] = {}
-    starts: dict[cst.CSTNode, int] = {}
-    counter = 0
+class _Walk(cst.CSTVisitor):
+    """Parents, document order and identifiers of a module in one traversal."""
 
-    class Walk(cst.CSTVisitor):
-        def on_visit(self, node: cst.CSTNode) -> bool:
-            nonlocal counter
-            starts[node] = counter
-            counter += 1
-            return True
+    def __init__(self) -> None:
+        self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
+        self.order: dict[cst.CSTNode, tuple[int, int]] = {}
+        self.names: set[str] = set()
+        self._stack: list[tuple[cst.CSTNode, int]] = []
+        self._counter = 0
 
-        def on_leave(self, original_node: cst.CSTNode) -> None:
-            order[original_node] = (starts[original_node], counter - 1)
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self._stack:
+            self.parents[node] = self._stack[-1][0]
+        if isinstance(node, cst.Name):
+            self.names.add(node.value)
+        self._stack.append((node, self._counter))
+        self._counter += 1
+        return True
 
-    module.visit(Walk())
-    return order
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        node, start = self._stack.pop()
+        self.order[node] = (start, self._counter - 1)
