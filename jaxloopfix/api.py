@@ -20,7 +20,7 @@ from jaxloopfix.files import (
 )
 from jaxloopfix.cache import Cached, ResultCache, entry_key
 from jaxloopfix.parallel import pool
-from jaxloopfix.project import ModuleIndex, TraceFlow
+from jaxloopfix.project import ModuleIndex, TraceFlow, may_define_framework_classes
 
 if TYPE_CHECKING:
     from jaxloopfix.engine import ModuleLint
@@ -202,7 +202,9 @@ def check_paths(
             results[path] = FileResult(filename=str(path), warnings=[exc.file_error])
         except SourceError as exc:
             results[path] = FileResult(filename=str(path), errors=[exc.file_error])
-    flow = TraceFlow(ModuleIndex.build([p for p in sources if p.suffix == ".py"]), lambda p: _text(sources, p))
+    modules = [p for p in sources if p.suffix == ".py"]
+    class_flow = may_define_framework_classes((sources[p].text for p in modules), settings.extra_traced_base_classes)
+    flow = TraceFlow(ModuleIndex.build(modules, class_flow), lambda p: _text(sources, p))
     with pool(1 if verify is not None else jobs) as workers:
         pending = list(sources)
         while pending:

@@ -90,6 +90,7 @@ def lint_module(text: str, filename: str, settings: Settings, *, prefilter: bool
                 need_loop=need_loop,
                 seeds=frozenset(seed.name for seed in site.seeds) if site is not None else frozenset(),
                 project_roots=site.roots if site is not None else None,
+                class_flow=site.class_flow if site is not None else True,
             )
             if found is None:
                 return ModuleLint()

@@ -213,6 +213,7 @@ def scan(
     need_loop: bool = True,
     seeds: frozenset[str] = frozenset(),
     project_roots: frozenset[str] | None = None,
+    class_flow: bool = True,
 ) -> Scan | None:
     """None when no rule can fire; raises SyntaxProblem for code Python cannot parse.
 
@@ -222,7 +223,9 @@ def scan(
     In a project pass, `seeds` names functions other modules trace (they count as
     traced, whatever this file imports), and with `project_roots` a file whose
     possibly traced code calls or wraps a name imported from the project goes
-    through too: its analysis says what it traces in other modules."""
+    through too: its analysis says what it traces in other modules. So does a file with a
+    class deriving from a project class, unless `class_flow` is False (no checked file can
+    define a framework class, see `project.may_define_framework_classes`)."""
     try:
         tree = ast.parse(text)
     except SyntaxError as exc:
@@ -259,15 +262,17 @@ def scan(
     project_names = _project_imports(imports, project_roots) if project_roots is not None else frozenset()
     # In a project pass, framework classes are passed on to the modules deriving from them:
     # a class on a framework base, or on a project class that may be one, is analysed.
+    class_bases = project_names if class_flow else frozenset()
     exported = [
         c for group in classes.values() for c in group
-        if project_roots is not None and any(_mentions(base, BASE_NAMES | project_names) for base in c.bases)
+        if project_roots is not None and class_flow and any(_mentions(base, BASE_NAMES | project_names) for base in c.bases)
     ]
     exports = bool(exported)
     if not (imports_tracer or exports) or not (functions or project_names or exports):
         return None
     possible, reached = _reach(
-        functions, calls, frozenset(names), classes, need_loop=need_loop, seeds=seeds, imported=project_names
+        functions, calls, frozenset(names), classes, need_loop=need_loop, seeds=seeds, imported=project_names,
+        class_bases=class_bases,
     )
     if reached is not None:
         reached.extend(exported)  # kept, to be passed on to the modules deriving from them
@@ -312,9 +317,11 @@ def _reach(
     need_loop: bool = True,
     seeds: frozenset[str] = frozenset(),
     imported: frozenset[str] = frozenset(),
+    class_bases: frozenset[str] = frozenset(),
 ) -> tuple[bool, list[ast.AST] | None]:
     """(whether a rule may fire, the functions that may run traced and the calls making
-    them so; None: all of the module)."""
+    them so; None: all of the module). `imported`: names bound by imports of project
+    modules; `class_bases`: those of them that may be framework classes."""
     work: list[ast.FunctionDef | ast.AsyncFunctionDef] = [
         f for group in functions.values() for f in group if any(_mentions(d, names) for d in f.decorator_list)
     ]
@@ -326,7 +333,7 @@ def _reach(
         changed = False
         for name, group in classes.items():
             if name not in module_classes and any(
-                _mentions(b, names | module_classes | imported) for c in group for b in c.bases
+                _mentions(b, names | module_classes | class_bases) for c in group for b in c.bases
             ):
                 module_classes.add(name)
                 changed = True

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import ast
 import os
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
@@ -27,6 +28,9 @@ from jaxloopfix.analysis.cross_module import (
     resolve_relative,
 )
 from jaxloopfix.config import Settings
+
+# The packages framework module classes come from (`analysis.traced.MODULE_BASES`).
+FRAMEWORK_ROOTS = frozenset({"flax", "haiku", "equinox"})
 
 
 @dataclass(frozen=True)
@@ -53,16 +57,33 @@ def module_name(path: Path) -> ModuleName | None:
     return ModuleName(".".join(parts), ".".join(package), directory)
 
 
+def may_define_framework_classes(texts: Iterable[str], extra_base_classes: tuple[str, ...] = ()) -> bool:
+    """Whether any of a project's files can define a Flax, Haiku or Equinox module class.
+
+    Checked by a word search (no parse): a file that never names `flax`, `haiku`,
+    `equinox` or a configured base class's package cannot import one. When no file can,
+    classes deriving from project classes need no analysis for the class flow."""
+    roots = set(FRAMEWORK_ROOTS)
+    for name in extra_base_classes:
+        if "." not in name:
+            return True  # a base class of any module
+        roots.add(name.split(".", 1)[0])
+    words = re.compile(r"\b(?:" + "|".join(re.escape(root) for root in sorted(roots)) + r")\b")
+    return any(words.search(text) for text in texts)
+
+
 @dataclass
 class ModuleIndex:
     """Module names of the files checked together, to resolve imports between them."""
 
     names: dict[Path, ModuleName] = field(default_factory=dict)
     by_name: dict[str, list[Path]] = field(default_factory=dict)
+    # See `ModuleSite.class_flow`.
+    class_flow: bool = True
 
     @classmethod
-    def build(cls, files: list[Path]) -> ModuleIndex:
-        index = cls()
+    def build(cls, files: list[Path], class_flow: bool = True) -> ModuleIndex:
+        index = cls(class_flow=class_flow)
         for path in files:
             found = module_name(path)
             if found is not None:
@@ -89,7 +110,7 @@ class ModuleIndex:
         found = self.names.get(path)
         if found is None:
             return None
-        return ModuleSite(found.package, self.roots, seeds, found.name, classes)
+        return ModuleSite(found.package, self.roots, seeds, found.name, classes, self.class_flow)
 
 
 @dataclass

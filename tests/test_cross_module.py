@@ -21,7 +21,7 @@ from jaxloopfix import api
 from jaxloopfix.cli import main
 from jaxloopfix.config import Settings
 from jaxloopfix.prefilter import Scan
-from jaxloopfix.project import module_name
+from jaxloopfix.project import FRAMEWORK_ROOTS, may_define_framework_classes, module_name
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "project"
 
@@ -261,3 +261,55 @@ def test_framework_classes_chain_through_modules(tmp_path: Path) -> None:
         "pkg/other.py": MODEL.format(import_from="pkg.plain", base="Plain"),
     })
     assert _found(tmp_path) == {"pkg/model.py": [("JLF001", "method `__call__` of Flax module `Encoder`")]}
+
+
+def test_class_flow_is_skipped_when_no_file_can_define_a_framework_class(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tree that never names flax, haiku or equinox (the standard library, a plain JAX
+    project) has no framework classes to pass on: a class deriving from a project class is
+    not worth a libcst pass. Once any file names a framework, the class flow is followed."""
+    _tree(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/plain.py": "class Plain:\n    pass\n",
+        "pkg/other.py": MODEL.format(import_from="pkg.plain", base="Plain"),
+    })
+    parsed: list[str] = []
+    real_parse = engine.parse
+
+    def recording_parse(text: str, filename: str, reduced=None):
+        parsed.append(Path(filename).name)
+        return real_parse(text, filename, reduced)
+
+    monkeypatch.setattr(engine, "parse", recording_parse)
+    assert _found(tmp_path) == {}
+    assert "other.py" not in parsed
+    (tmp_path / "pkg" / "base.py").write_text("import flax.linen as nn\n")
+    parsed.clear()
+    assert _found(tmp_path) == {}
+    assert "other.py" in parsed
+
+
+@pytest.mark.parametrize(
+    ("texts", "extra", "expected"),
+    [
+        (["import jax\n", "class A(B): pass\n"], (), False),
+        (["import flaxen\n# haikus and equinoxes\n"], (), False),
+        (["import jax\n", "from flax import linen as nn\n"], (), True),
+        (["import haiku as hk\n"], (), True),
+        (["x = equinox.Module\n"], (), True),
+        (["from mylib.layers import Layer\n"], ("mylib.layers.Layer",), True),
+        (["import jax\n"], ("mylib.layers.Layer",), False),
+        (["import jax\n"], ("Layer",), True),  # a base class of any module
+    ],
+)
+def test_framework_classes_are_possible_only_where_a_framework_is_named(
+    texts: list[str], extra: tuple[str, ...], expected: bool
+) -> None:
+    assert may_define_framework_classes(texts, extra) is expected
+
+
+def test_framework_roots_cover_every_known_module_base() -> None:
+    from jaxloopfix.analysis.traced import MODULE_BASES
+
+    assert {name.split(".", 1)[0] for name in MODULE_BASES} == FRAMEWORK_ROOTS

@@ -81,6 +81,8 @@ class ModuleSite:
     # modules that its classes derive from.
     module: str | None = None
     classes: tuple[ModuleClass, ...] = ()
+    # Whether any checked file can define a framework class (else no class flow to follow).
+    class_flow: bool = True
 
     def absolute(self, qualified: str) -> str | None:
         """`.helpers.step` -> `pkg.helpers.step`; None for names outside the project."""
