@@ -16,7 +16,8 @@ import hashlib
 import json
 import os
 import tempfile
-from functools import cache
+from dataclasses import replace
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -55,9 +56,21 @@ def _plain(value: Any) -> Any:
 def entry_key(raw: bytes, path: Path, settings: Settings) -> str:
     digest = hashlib.sha256()
     digest.update(code_version().encode())
-    digest.update(json.dumps([_id(path), _plain(settings)], sort_keys=True).encode())
+    site = settings.site
+    digest.update(json.dumps(_id(path)).encode())
+    digest.update(_settings_json(replace(settings, site=None)).encode())
+    if site is not None:
+        # The project's roots are shared by every file of a run: serialised once.
+        digest.update(_settings_json(replace(site, roots=frozenset())).encode())
+        digest.update(_settings_json(site.roots).encode())
     digest.update(raw)
     return digest.hexdigest()
+
+
+@lru_cache(maxsize=256)
+def _settings_json(value: Any) -> str:
+    """Canonical JSON of a (hashable) settings value, computed once per distinct value."""
+    return json.dumps(_plain(value), sort_keys=True)
 
 
 @dataclasses.dataclass

@@ -8,8 +8,10 @@ extra-traced-base-classes, min-trip-count, max-file-size.
 from __future__ import annotations
 
 import fnmatch
+import re
 import tomllib
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
 from jaxloopfix.analysis.cross_module import ModuleSite
@@ -63,22 +65,22 @@ class Settings:
                     return False
         return True
 
-    def is_excluded(self, path: Path) -> bool:
-        rel = self.relative(str(path))
-        parts = PurePosixPath(rel).parts
-        for pattern in self.exclude + self.extend_exclude:
-            if _match(rel, pattern) or any(fnmatch.fnmatch(p, pattern) for p in parts):
-                return True
-        return False
+    def is_excluded(self, path: Path, resolved: Path | None = None) -> bool:
+        """Whether a pattern matches the path (relative to the project), a directory
+        prefix of it, or any one of its parts. `resolved`: the path with symlinks
+        resolved, when the caller already knows it (saves a `realpath` per file)."""
+        rel = self.relative(str(path), resolved)
+        whole, part = _exclusion(self.exclude + self.extend_exclude)
+        return bool(whole.match(rel)) or any(part.match(p) for p in PurePosixPath(rel).parts)
 
     def unroll_for(self, function: str) -> int:
         return dict(self.unroll_overrides).get(function, self.scan_unroll)
 
-    def relative(self, filename: str) -> str:
+    def relative(self, filename: str, resolved: Path | None = None) -> str:
         path = Path(filename)
         if self.project_root is not None:
             try:
-                return path.resolve().relative_to(self.project_root.resolve()).as_posix()
+                return (resolved or path.resolve()).relative_to(_resolved(self.project_root)).as_posix()
             except (ValueError, OSError):
                 pass
         return path.as_posix()
@@ -86,6 +88,23 @@ class Settings:
 
 def _match(rel: str, pattern: str) -> bool:
     return fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(rel, pattern.rstrip("/") + "/*")
+
+
+@lru_cache(maxsize=32)
+def _exclusion(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """Exclude patterns compiled once: (against the whole relative path or a directory
+    prefix of it, against one part). Same matching as `_match` and `fnmatch.fnmatch`."""
+    if not patterns:
+        never = re.compile(r"(?!)")
+        return never, never
+    whole = [fnmatch.translate(p) for p in patterns] + [fnmatch.translate(p.rstrip("/") + "/*") for p in patterns]
+    part = [fnmatch.translate(p) for p in patterns]
+    return re.compile("|".join(f"(?:{w})" for w in whole)), re.compile("|".join(f"(?:{p})" for p in part))
+
+
+@lru_cache(maxsize=32)
+def _resolved(path: Path) -> Path:
+    return path.resolve()
 
 
 def find_pyproject(start: Path) -> Path | None:

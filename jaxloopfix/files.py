@@ -14,7 +14,7 @@ import re
 import stat
 import tempfile
 import tokenize
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -322,8 +322,8 @@ def discover(paths: Sequence[Path | str], settings: Settings) -> Discovery:
     result = Discovery()
     seen: set[Path] = set()
 
-    def add(path: Path) -> None:
-        key = Path(os.path.realpath(path))
+    def add(path: Path, key: Path | None = None) -> None:
+        key = key or Path(os.path.realpath(path))
         if key not in seen:
             seen.add(key)
             result.files.append(path)
@@ -331,8 +331,8 @@ def discover(paths: Sequence[Path | str], settings: Settings) -> Discovery:
     for given in paths:
         path = Path(given)
         if path.is_dir():
-            for found in _walk(path, settings):
-                add(found)
+            for found, resolved in _walk(path, settings):
+                add(found, resolved)
         elif path.exists():
             add(path)
         else:
@@ -340,11 +340,16 @@ def discover(paths: Sequence[Path | str], settings: Settings) -> Discovery:
     return result
 
 
-def _walk(root: Path, settings: Settings) -> Iterable[Path]:
+def _walk(root: Path, settings: Settings) -> list[tuple[Path, Path | None]]:
+    """(path, path with symlinks resolved, or None for a symlinked file) of each file kept.
+
+    Directories below `root` are never symlinks (they are not followed), so a plain
+    entry's resolved path is the resolved root joined with its relative parts."""
     gitignore = GitIgnore.load(root)
     # An excluded root was still asked for by name: judge only what lies below it.
     below = replace(settings, project_root=root) if settings.is_excluded(root) else settings
-    found: list[tuple[tuple[str, ...], Path]] = []
+    base = Path(os.path.realpath(root))
+    found: list[tuple[tuple[str, ...], Path, Path | None]] = []
     stack: list[tuple[Path, tuple[str, ...]]] = [(root, ())]
     while stack:
         directory, parts = stack.pop()
@@ -359,17 +364,18 @@ def _walk(root: Path, settings: Settings) -> Iterable[Path]:
             try:
                 is_dir = entry.is_dir(follow_symlinks=False)
                 is_file = entry.is_file()
+                resolved = None if entry.is_symlink() else base.joinpath(*rel_parts)
             except OSError:
                 continue
             if is_dir:
                 if entry.name.startswith("."):
                     continue
-                if below.is_excluded(path) or gitignore.is_ignored(rel, is_dir=True):
+                if below.is_excluded(path, resolved) or gitignore.is_ignored(rel, is_dir=True):
                     continue
                 stack.append((path, rel_parts))
             elif is_file and entry.name.endswith(PYTHON_SUFFIXES):
-                if below.is_excluded(path) or gitignore.is_ignored(rel, is_dir=False):
+                if below.is_excluded(path, resolved) or gitignore.is_ignored(rel, is_dir=False):
                     continue
-                found.append((rel_parts, path))
+                found.append((rel_parts, path, resolved))
     found.sort(key=lambda item: item[0])
-    return [path for _, path in found]
+    return [(path, resolved) for _, path, resolved in found]

@@ -156,6 +156,7 @@ REFUSED_BODIES = {
     "raise": ["c0 = c0 * 0.5 + x_t", "if t > 100:", "    raise ValueError(t)"],
     "try": ["try:", "    c0 = c0 * 0.5 + x_t", "except ValueError:", "    pass"],
     "loop_var_after": ["c0 = c0 * 0.5 + x_t"],
+    "last_value_carry": ["c0 = jnp.tanh(jnp.sum(x_t))"],
 }
 
 

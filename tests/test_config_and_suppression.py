@@ -91,3 +91,35 @@ def test_check_never_runs_user_code(tmp_path: Path, monkeypatch):
     assert result.exit_code == 0, result.output
     assert not marker.exists()
     assert "lax.scan" in (tmp_path / "model.py").read_text(encoding="utf-8")
+
+
+EXCLUDE_PATTERNS = ["build", "*.pyc", "docs/*", "tests/data/", "a?c", "[ab]*", "x/**/y.py", "*_pb2.py"]
+EXCLUDE_PATHS = [
+    "build/x.py", "src/build", "docs/a.py", "docs", "tests/data/f.py", "tests/datax/f.py", "abc/q.py",
+    "b.py", "x/z/y.py", "m_pb2.py", "src/a/b_pb2.py", "ok/fine.py", "a/abc", "Build/x.py", "src/q.py",
+]
+
+
+def test_exclude_patterns_match_like_fnmatch_on_the_path_its_prefixes_and_its_parts(tmp_path: Path) -> None:
+    """Excludes are compiled into one regex per pattern set; they must keep fnmatch's meaning:
+    a pattern matches the relative path, a directory prefix of it (`docs` excludes
+    `docs/a.py`), or any one part (`build` anywhere)."""
+    import fnmatch
+    from pathlib import PurePosixPath
+
+    def reference(rel: str, pattern: str) -> bool:
+        return (
+            fnmatch.fnmatch(rel, pattern)
+            or fnmatch.fnmatch(rel, pattern.rstrip("/") + "/*")
+            or any(fnmatch.fnmatch(part, pattern) for part in PurePosixPath(rel).parts)
+        )
+
+    for size in (1, 2, 3):
+        for start in range(len(EXCLUDE_PATTERNS)):
+            patterns = tuple(EXCLUDE_PATTERNS[start:start + size])
+            settings = Settings(exclude=patterns, project_root=tmp_path)
+            for rel in EXCLUDE_PATHS:
+                expected = any(reference(rel, p) for p in patterns)
+                assert settings.is_excluded(tmp_path / rel) is expected, (patterns, rel)
+                resolved = tmp_path.resolve() / rel
+                assert settings.is_excluded(tmp_path / rel, resolved) is expected, (patterns, rel)

@@ -128,6 +128,14 @@ NOT_SAFE = {
         "        h = h[1:] * 0.5 + xs[t]\n    return h\n",
         "changes shape every step (`h[1:]`)",
     ),
+    # Found by the differential test: the step assigns a scalar to a carry that starts as a
+    # vector and is never read in the loop; as a scan carry JAX rejects the changed type.
+    "carry_kept_only_for_its_last_value": (
+        H + "@jax.jit\ndef f(xs: jax.Array, w: jax.Array):\n    c = jnp.tanh(w[1])\n    outs = []\n"
+        "    for t in range(len(xs)):\n        c = jnp.tanh(jnp.sin(t * 0.1))\n        outs.append(xs[t] * c)\n"
+        "    return c, jnp.stack(outs)\n",
+        "overwritten every step without reading its previous value",
+    ),
     "descending_step_two": (
         H + "@jax.jit\ndef g(xs):\n    h = jnp.zeros(3)\n    outs = []\n    for t in range(xs.shape[0] - 1, -1, -2):\n"
         "        h = h * 0.5 + xs[t]\n        outs.append(h)\n    return jnp.stack(outs)\n",
@@ -223,3 +231,14 @@ REAL_CODE_FALSE_POSITIVES = {
 @pytest.mark.parametrize("name", sorted(REAL_CODE_FALSE_POSITIVES))
 def test_static_values_in_real_code_patterns_are_not_flagged(name):
     assert lint_text(REAL_CODE_FALSE_POSITIVES[name], "t.py", Settings()) == []
+
+
+def test_last_value_carry_gets_no_fix_even_unsafe(tmp_path):
+    source, _ = NOT_SAFE["carry_kept_only_for_its_last_value"]
+    (tmp_path / "a.py").write_text(source)
+    f = load_module(tmp_path / "a.py", "regress_last_value").f
+    c, outs = f(jnp.ones((4, 3)), jnp.ones((3, 3)))
+    assert np.shape(c) == () and np.shape(outs) == (4, 3)  # the loop changes the carry's shape
+    fixed, remaining, applied = apply_fixes(source, "t.py", Settings(), unsafe=True)
+    assert applied == 0 and fixed == source
+    assert [d.code for d in remaining] == ["JLF001"] and remaining[0].fix is None

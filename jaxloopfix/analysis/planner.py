@@ -176,6 +176,15 @@ class LoopPlanner:
                 plan.unsafe_reasons.append(
                     f"cannot prove the initial value of `{name}` is an array with the shape and dtype the loop carries"
                 )
+            if kind not in ("undefined", "scalar", "static") and name not in flow.read_first:
+                # Carried only for its last value: no step reads it, so nothing ties the value it
+                # starts with to the one each step assigns (`c = jnp.zeros(n)`, then `c = t * 0.1`).
+                shown = f"`{self.parsed.code(value)}`" if value is not None else "its value before the loop"
+                refusal = refusal or (
+                    f"`{name}` is overwritten every step without reading its previous value, so its initial "
+                    f"value {shown} need not have the shape and dtype of the value each step assigns, as a "
+                    "`lax.scan` carry must; the loop keeps only its last value"
+                )
             stability = self._carry_stability(name, value, body, plan, element_names)
             if stability is not None:
                 kind_, reason_ = stability
