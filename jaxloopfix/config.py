@@ -86,20 +86,25 @@ class Settings:
         return path.as_posix()
 
 
+def _path_regex(pattern: str) -> str:
+    """fnmatch's regex for `pattern` matching a relative path or a directory prefix of it."""
+    return f"(?:{fnmatch.translate(pattern)})|(?:{fnmatch.translate(pattern.rstrip('/') + '/*')})"
+
+
 def _match(rel: str, pattern: str) -> bool:
-    return fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(rel, pattern.rstrip("/") + "/*")
+    return re.match(_path_regex(pattern), rel) is not None
 
 
 @lru_cache(maxsize=32)
 def _exclusion(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], re.Pattern[str]]:
     """Exclude patterns compiled once: (against the whole relative path or a directory
-    prefix of it, against one part). Same matching as `_match` and `fnmatch.fnmatch`."""
+    prefix of it, against one part, as `fnmatch.fnmatch` would)."""
     if not patterns:
         never = re.compile(r"(?!)")
         return never, never
-    whole = [fnmatch.translate(p) for p in patterns] + [fnmatch.translate(p.rstrip("/") + "/*") for p in patterns]
-    part = [fnmatch.translate(p) for p in patterns]
-    return re.compile("|".join(f"(?:{w})" for w in whole)), re.compile("|".join(f"(?:{p})" for p in part))
+    whole = "|".join(_path_regex(p) for p in patterns)
+    part = "|".join(f"(?:{fnmatch.translate(p)})" for p in patterns)
+    return re.compile(whole), re.compile(part)
 
 
 @lru_cache(maxsize=32)

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 FEATURES = 3
 
-# Headers: (template, needs axis 0, binds t, binds x_t, binds y_t, first index read)
+# Headers: (template, needs axis 0, binds t, binds x_t, binds y_t)
 HEADERS: dict[str, tuple[str, bool, bool, bool, bool]] = {
     "range": ("for t in range({T}):", False, True, False, False),
     "range_len": ("for t in range(len(xs)):", True, True, False, False),
