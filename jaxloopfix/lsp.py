@@ -162,6 +162,8 @@ class JaxLoopFixServer(LanguageServer):
         text, version, path, filename = self.document(uri)
         cached = self.last_good.get(uri)
         if cached is not None and cached.text == text:
+            # The same text again (an edit undone): publish it under the current version.
+            self.last_good[uri] = _Lint(text, version, cached.diagnostics)
             return text, cached.diagnostics
         settings = self.settings_for(path)
         if path is not None and settings.project_root is not None and settings.is_excluded(path):

@@ -24,12 +24,15 @@ from functools import cached_property
 from jaxloopfix.diagnostics import Edit
 from jaxloopfix.rewrite.edits import line_starts, location_of
 
-TRACING_ROOTS = frozenset({"jax", "equinox", "flax", "haiku", "numpyro"})
+TRACING_ROOTS = frozenset({"jax", "equinox", "flax", "haiku", "numpyro", "objax", "trax"})
 TRANSFORM_NAMES = frozenset(
     {"jit", "pmap", "pjit", "grad", "value_and_grad", "vmap", "jacfwd", "jacrev", "hessian", "checkpoint",
      "remat", "named_call", "filter_jit", "filter_grad", "filter_value_and_grad", "filter_vmap", "filter_pmap",
      "filter_checkpoint", "shard_map", "custom_vjp", "custom_jvp", "defvjp", "defjvp", "compact",
-     "transform", "transform_with_state", "remat_scan", "map_variables", "jvp", "vjp"}
+     "transform", "transform_with_state", "remat_scan", "map_variables", "jvp", "vjp", "custom_gradient",
+     "linearize", "linear_transpose", "eval_shape", "make_jaxpr", "closure_convert", "xmap", "convert", "odeint",
+     "custom_root", "custom_linear_solve", "jacobian", "Jit", "Grad", "GradValues", "Vectorize", "Parallel",
+     "Function"}
 )
 # Calls whose function arguments are traced (`lax.scan(step, ...)`, `NUTS(model)`, `nn.scan(Cell)`).
 CALLEE_NAMES = frozenset(
@@ -37,7 +40,7 @@ CALLEE_NAMES = frozenset(
      "SA", "BarkerMH", "SVI", "Predictive"}
 )
 # Base classes whose subclasses' methods may be traced (Flax, Haiku, Equinox modules).
-BASE_NAMES = frozenset({"Module"})
+BASE_NAMES = frozenset({"Module", "Layer"})
 
 
 class SyntaxProblem(Exception):
@@ -338,6 +341,7 @@ def _reach(
                 module_classes.add(name)
                 changed = True
     lifted: set[str] = set()
+    aliased = False
     anchors: list[ast.AST] = []
     possible = False
     for call in calls:
@@ -348,8 +352,14 @@ def _reach(
             for arg in ast.walk(call):
                 if isinstance(arg, ast.Name) and arg.id in functions:
                     work.extend(functions[arg.id])
+                if isinstance(arg, ast.Attribute) and arg.attr in functions:
+                    work.extend(functions[arg.attr])  # `jax.vmap(self.run)`: a bound method
                 if isinstance(arg, ast.Name) and arg.id in classes:
                     lifted.add(arg.id)  # `nn.scan(Cell, ...)`
+                if isinstance(arg, ast.Name) and arg is not call.func and arg.id not in functions:
+                    aliased = True  # `NUTS(model)` with `model = f` or a parameter: any function value
+    if aliased:
+        work.extend(_function_values(functions, calls))
     for name in module_classes | lifted:
         for cls in classes[name]:
             work.extend(m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)))
@@ -372,4 +382,24 @@ def _reach(
                     work.extend(functions[name])
                 if imported and _root_name(callee) in imported:
                     possible = True  # traced code calling into the project: follow it there
+    if aliased:
+        return possible, None  # the alias or parameter flow runs through the rest of the module
     return possible, [*reached.values(), *anchors]
+
+
+def _function_values(
+    functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]], calls: list[ast.Call]
+) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """Functions used as values (passed as arguments, assigned to names): what an alias or a
+    parameter handed to a tracing call may name."""
+    found: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+    seen: set[str] = set()
+    values: list[ast.AST] = [a for call in calls for a in (*call.args, *(k.value for k in call.keywords))]
+    for group in functions.values():
+        for func in group:
+            values.extend(n.value for n in ast.walk(func) if isinstance(n, ast.Assign))
+    for value in values:
+        if isinstance(value, ast.Name) and value.id in functions and value.id not in seen:
+            seen.add(value.id)
+            found.extend(functions[value.id])
+    return found

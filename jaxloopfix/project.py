@@ -30,7 +30,7 @@ from jaxloopfix.analysis.cross_module import (
 from jaxloopfix.config import Settings
 
 # The packages framework module classes come from (`analysis.traced.MODULE_BASES`).
-FRAMEWORK_ROOTS = frozenset({"flax", "haiku", "equinox"})
+FRAMEWORK_ROOTS = frozenset({"flax", "haiku", "equinox", "objax", "trax"})
 
 
 @dataclass(frozen=True)

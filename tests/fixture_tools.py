@@ -12,7 +12,10 @@ from jaxloopfix.engine import apply_fixes
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# The RNN from the issue, as users paste it (the `for` loop is on row 9, column 5).
+# A recurrence shaped like the RNN from the issue (the `for` loop is on row 9, column 5) whose fix
+# is safe: what is added to the carry is a scalar cast to the carry's dtype, so `h` provably keeps
+# the dtype and shape of `jnp.zeros(hidden_dim)`. The issue's RNN itself (`jnp.dot(h, params["W_h"])`, shapes unknown)
+# gets an unsafe fix: see README.md and fixtures/JLF001/seed_rnn.py.
 SEED_SOURCE = '''\
 import jax
 import jax.numpy as jnp
@@ -24,7 +27,7 @@ def run_rnn(params, inputs, hidden_dim):
     outputs = []
     for i in range(inputs.shape[0]):
         x_t = inputs[i]
-        h = jnp.tanh(jnp.dot(x_t, params["W_x"]) + jnp.dot(h, params["W_h"]) + params["b"])
+        h = jnp.tanh(0.5 * h + jnp.vdot(x_t, params["w"]).astype(h.dtype))
         outputs.append(h)
     return h, jnp.stack(outputs)
 '''

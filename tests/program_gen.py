@@ -6,8 +6,12 @@ finished by `jnp.stack`/`jnp.array` (with axis, or reversed), `.at[t].set`
 buffers, axis 0 or 1, forward/offset/strided/reversed/descending ranges,
 direct iteration, `enumerate`, `zip` (strict or not), index arithmetic
 (`xs[t - 1]`) and the index used as a value. `refused_programs()` writes
-programs that must never get a fix: `break`, side effects, carries that grow,
-early `return`, outer mutation.
+programs that must never get a fix: `break` (also in an inner loop's `else:`),
+side effects of every kind (module helpers mutating globals, attribute chains,
+aliases, host RNG, `next()`, properties, in-place NumPy), functions defined
+before the loop that read a carry, modules built per step, carries that grow,
+early `return`, outer mutation; `not_safe_program()` loops whose fix may be
+unsafe but never safe (calls not proven pure, index overflow).
 
 Every program defines `f(xs, ys, w)`; `inputs(length, axis)` builds arguments.
 """
@@ -44,7 +48,7 @@ class Program:
     source: str
     axis: int
     header: str
-    evidence: str  # how `xs` is known to be an array: "annotation", "asarray" or "none"
+    evidence: str  # how `xs` is known to be an array: "annotation", "jaxtyping", "asarray" or "none"
 
 
 def _read(axis: int, seq: str, index: str) -> str:
@@ -80,7 +84,15 @@ def loop_programs(draw: st.DrawFn) -> Program:
         values.append("t * 0.1")  # the index as a value (an unsafe fix: int32 under scan)
 
     carries = [f"c{i}" for i in range(draw(st.integers(1, 3)))]
-    inits = ["jnp.zeros(w.shape[0])", "jnp.ones_like(w[0])", "w[{i}] * 0.5", "jnp.tanh(w[{i}])"]
+    # `jaxtyping` evidence (drawn below, decided here) annotates shapes; with carries made in the
+    # default float dtype their fixes are proven safe, so the gate runs safe fixes too.
+    evidence = draw(
+        st.sampled_from(["annotation", "jaxtyping", "asarray"] if binds_x else ["annotation", "jaxtyping", "asarray", "none"])
+    )
+    if evidence == "jaxtyping":
+        inits = ["jnp.zeros(w.shape[0])", "jnp.ones(w.shape[1])", "(w[{i}] * 0.5).astype(float)", "jnp.tanh(w[{i}]).astype(float)"]
+    else:
+        inits = ["jnp.zeros(w.shape[0])", "jnp.ones_like(w[0])", "w[{i}] * 0.5", "jnp.tanh(w[{i}])"]
     setup = [f"{c} = {draw(st.sampled_from(inits)).format(i=i)}" for i, c in enumerate(carries)]
 
     def term() -> str:
@@ -122,14 +134,17 @@ def loop_programs(draw: st.DrawFn) -> Program:
     outputs = returned + finished
     # Direct iteration needs proof that `xs` is an array (a parameter could be a list of
     # layers): an annotation or `jnp.asarray`. Index loops also run on bare parameters.
-    evidence = draw(st.sampled_from(["annotation", "asarray"] if binds_x else ["annotation", "asarray", "none"]))
     signature = "def f(xs: jax.Array, ys: jax.Array, w: jax.Array):" if evidence == "annotation" else "def f(xs, ys, w):"
+    if evidence == "jaxtyping":
+        dims = '"T F"' if axis == 0 else '"F T"'
+        signature = f'def f(xs: Float[Array, {dims}], ys: Float[Array, {dims}], w: Float[Array, "F F"]):'
     if evidence == "asarray":
         setup[:0] = ["xs = jnp.asarray(xs)", "ys = jnp.asarray(ys)", "w = jnp.asarray(w)"]
     source = "\n".join(
         [
             "import jax",
             "import jax.numpy as jnp",
+            *(["from jaxtyping import Array, Float"] if evidence == "jaxtyping" else []),
             "",
             "",
             "@jax.jit",
@@ -157,7 +172,130 @@ REFUSED_BODIES = {
     "try": ["try:", "    c0 = c0 * 0.5 + x_t", "except ValueError:", "    pass"],
     "loop_var_after": ["c0 = c0 * 0.5 + x_t"],
     "last_value_carry": ["c0 = jnp.tanh(jnp.sum(x_t))"],
+    # Impure calls of every kind the purity allow-list knows (tests/test_purity.py runs them).
+    "helper_mutates_global": ["c0 = _log(c0 * 0.5 + x_t)"],
+    "helper_declares_global": ["c0 = _tick(c0) * 0.5 + x_t"],
+    "helper_through_helper": ["c0 = _outer_helper(c0 * 0.5 + x_t)"],
+    "attribute_chain_call": ["c0 = c0 * 0.5 + x_t", "STATE.recorder.record(c0)"],
+    "attribute_chain_update": ["c0 = c0 * 0.5 + x_t", "STATE.memory.update(c=c0)"],
+    "logger_method": ["c0 = c0 * 0.5 + x_t", "logger.info('step %d', t)"],
+    "alias_print": ["c0 = c0 * 0.5 + x_t", "_p(t)"],
+    "alias_outer_list": ["lg = LOG", "lg.append(t)", "c0 = c0 * 0.5 + x_t"],
+    "host_rng": ["c0 = c0 * random.random() + x_t"],
+    "numpy_rng": ["c0 = c0 * 0.5 + x_t * np.random.normal()"],
+    "next_iterator": ["c0 = c0 * next(RATES) + x_t"],
+    "heap_push": ["c0 = c0 * 0.5 + x_t", "heapq.heappush(LOG, t)"],
+    "operator_setitem": ["c0 = c0 * 0.5 + x_t", "operator.setitem(CACHE, t, c0)"],
+    "property_side_effect": ["c0 = c0 * self.decay + x_t"],
+    "inplace_numpy_aug": ["c0 = c0 * 0.5 + x_t", "host += 1"],
+    "inplace_numpy_store": ["c0 = c0 * 0.5 + x_t", "HOST[0] = t"],
+    "numpy_out_argument": ["c0 = c0 * 0.5 + x_t", "np.add(HOST, 1, out=HOST)"],
+    # A function defined before the loop that reads a carry sees its initial value in a scan step.
+    "closure_reads_carry": ["c0 = cell(x_t)"],
+    "lambda_reads_carry": ["c0 = cell_fn(x_t)"],
+    # `break` in an inner loop's `else:` leaves the outer loop.
+    "break_inner_else": ["for k in range(2):", "    c0 = c0 * 0.5", "else:", "    break", "c0 = c0 + x_t"],
+    # Modules built per step: no fix (they may be left unreported).
+    "flax_dense_per_step": ["c0 = nn.Dense(3)(c0 + x_t)"],
+    "user_module_per_step": ["c0 = Block()(c0 + x_t)"],
 }
+# Setup inside `f` before the loop, per kind.
+REFUSED_SETUP = {
+    "next_iterator": [],
+    "inplace_numpy_aug": ["host = np.zeros(3)"],
+    "closure_reads_carry": ["def cell(x):", "    return jnp.tanh(c0 * 0.5 + x)"],
+    "lambda_reads_carry": ["cell_fn = lambda x: jnp.tanh(c0 * 0.5 + x)"],
+}
+# Kinds whose loop is a method of `_Model` (the property is read on `self`).
+METHOD_KINDS = {"property_side_effect"}
+PRELUDE = """\
+import heapq
+import logging
+import operator
+import random
+from functools import partial
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+LOG = []
+CACHE = {}
+HOST = np.zeros(3)
+RATES = iter([0.5] * 1000)
+COUNT = 0
+logger = logging.getLogger("gen")
+_p = print
+
+
+class _Recorder:
+    def __init__(self):
+        self.seen = []
+
+    def record(self, value):
+        self.seen.append(value)
+
+
+class _State:
+    last = None
+    recorder = _Recorder()
+    memory = {}
+
+
+STATE = _State()
+
+
+def _log(value):
+    LOG.append(value)
+    return value
+
+
+def _tick(value):
+    global COUNT
+    COUNT += 1
+    return value
+
+
+def _outer_helper(value):
+    return _log(value) * 1.0
+
+
+class Block(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        return x * 2.0
+
+
+class _Model:
+    @property
+    def decay(self):
+        LOG.append(1)
+        return 0.5
+"""
+
+
+def refused_program(kind: str, axis: int, reverse: bool, extra: str) -> str:
+    """The source of a loop of `kind` that no fix may touch."""
+    header = "for t in reversed(range(xs.shape[{axis}])):" if reverse else "for t in range(xs.shape[{axis}]):"
+    body = [f"x_t = {_read(axis, 'xs', 't')}", *REFUSED_BODIES[kind]]
+    tail = "return (c0, t)" if kind == "loop_var_after" else "return (c0,)"
+    function = [
+        "c0 = jnp.zeros(w.shape[0])",
+        *REFUSED_SETUP.get(kind, []),
+        "acc = []",
+        header.format(axis=axis),
+        *("    " + line for line in body + ([extra] if extra else [])),
+    ]
+    if extra:
+        function.append("jnp.stack(acc)")
+    function.append(tail)
+    if kind in METHOD_KINDS:
+        lines = ["    @partial(jax.jit, static_argnums=0)", "    def f(self, xs, ys, w):"]
+        lines += ["        " + line for line in function]
+        return PRELUDE + "\n".join(lines) + "\n"
+    lines = ["", "", "@jax.jit", "def f(xs, ys, w):", *("    " + line for line in function), ""]
+    return PRELUDE + "\n".join(lines)
 
 
 @st.composite
@@ -165,36 +303,56 @@ def refused_programs(draw: st.DrawFn) -> tuple[str, str]:
     """(kind, source) of a loop that no fix may touch."""
     kind = draw(st.sampled_from(sorted(REFUSED_BODIES)))
     axis = draw(st.sampled_from([0, 1]))
-    header = draw(st.sampled_from(["for t in range(xs.shape[{axis}]):", "for t in reversed(range(xs.shape[{axis}])):"]))
-    body = [f"x_t = {_read(axis, 'xs', 't')}", *REFUSED_BODIES[kind]]
+    reverse = draw(st.booleans())
     extra = draw(st.sampled_from(["", "acc.append(c0)"]))
-    tail = "    return (c0, t)" if kind == "loop_var_after" else "    return (c0,)"
+    return kind, refused_program(kind, axis, reverse, extra)
+
+
+# Loops whose fix may be unsafe (a call the analysis cannot prove pure) but never safe.
+NOT_SAFE_BODIES = {
+    "unknown_object_method": ["c0 = OBJ.apply(c0 * 0.5 + x_t)"],
+    "cached_helper": ["c0 = c0 * _rate() + x_t"],
+    "callable_argument": ["c0 = act(c0 * 0.5 + x_t)"],
+    "host_callback": ["c0 = c0 * 0.5 + x_t", "jax.debug.print('{c}', c=c0)"],
+    "index_overflow": ["c0 = c0.at[(t * 2**30) % 3].add(x_t[0])"],
+}
+NOT_SAFE_PRELUDE = """\
+import functools
+
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array, Float
+
+
+class _Obj:
+    def apply(self, value):
+        return value
+
+
+OBJ = _Obj()
+
+
+@functools.lru_cache(maxsize=None)
+def _rate():
+    return 0.5
+"""
+
+
+def not_safe_program(kind: str, axis: int) -> str:
+    dims = '"T F"' if axis == 0 else '"F T"'
+    body = [f"x_t = {_read(axis, 'xs', 't')}", *NOT_SAFE_BODIES[kind]]
     lines = [
-        "import jax",
-        "import jax.numpy as jnp",
-        "",
-        "LOG = []",
-        "CACHE = {}",
-        "",
-        "",
-        "class _State:",
-        "    last = None",
-        "",
-        "",
-        "STATE = _State()",
         "",
         "",
         "@jax.jit",
-        "def f(xs, ys, w):",
+        f'def f(xs: Float[Array, {dims}], ys: Float[Array, {dims}], w: Float[Array, "F F"], act=jnp.tanh):',
         "    c0 = jnp.zeros(w.shape[0])",
-        "    acc = []",
-        "    " + header.format(axis=axis),
-        *("        " + line for line in body + ([extra] if extra else [])),
+        f"    for t in range(xs.shape[{axis}]):",
+        *("        " + line for line in body),
+        "    return (c0,)",
+        "",
     ]
-    if extra:
-        lines.append("    jnp.stack(acc)")
-    lines += [tail, ""]
-    return kind, "\n".join(lines)
+    return NOT_SAFE_PRELUDE + "\n".join(lines)
 
 
 def inputs(length: int, axis: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -93,7 +93,10 @@ def test_fix_with_jobs_never_writes_a_file_that_changed_meanwhile(tmp_path: Path
         return source
 
     monkeypatch.setattr(api, "read_source", read_then_edit)
-    result = CliRunner().invoke(main, ["check", "--no-cache", "--fix", "--jobs", "2", "--output-format", "concise", str(tmp_path / "src")])
+    result = CliRunner().invoke(
+        main,
+        ["check", "--no-cache", "--fix", "--unsafe-fixes", "--jobs", "2", "--output-format", "concise", str(tmp_path / "src")],
+    )
     assert result.exit_code == 2, result.output
     assert len(edited) == 3
     for path, data in edited.items():

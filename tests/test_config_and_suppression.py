@@ -87,7 +87,7 @@ def test_check_never_runs_user_code(tmp_path: Path, monkeypatch):
     text = f"open({str(marker)!r}, 'w').write('ran')\n" + source()
     (tmp_path / "model.py").write_text(text, encoding="utf-8")
     monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(main, ["check", "--fix", "model.py"])
+    result = CliRunner().invoke(main, ["check", "--fix", "--unsafe-fixes", "model.py"])
     assert result.exit_code == 0, result.output
     assert not marker.exists()
     assert "lax.scan" in (tmp_path / "model.py").read_text(encoding="utf-8")

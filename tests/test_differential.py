@@ -24,7 +24,16 @@ from hypothesis import HealthCheck, given, note, settings
 from fixture_tools import load_module
 from jaxloopfix.config import Settings
 from jaxloopfix.engine import apply_fixes, lint_text
-from program_gen import Program, inputs, loop_programs, refused_programs
+from program_gen import (
+    NOT_SAFE_BODIES,
+    REFUSED_BODIES,
+    Program,
+    inputs,
+    loop_programs,
+    not_safe_program,
+    refused_program,
+    refused_programs,
+)
 
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
@@ -115,13 +124,34 @@ def _run_both(program: Program, fixed: str, name: str) -> None:
     COUNTS["fixed and equal"] += 1
 
 
+def _assert_never_fixed(source: str) -> None:
+    fixed, _, applied = apply_fixes(source, "gen.py", Settings(), unsafe=True)
+    assert applied == 0 and fixed == source
+    loops = [d for d in lint_text(source, "gen.py", Settings()) if d.code in ("JLF001", "JLF002")]
+    assert all(d.fix is None and d.no_fix_reason for d in loops), [d.fix.message for d in loops if d.fix]
+
+
 @settings(max_examples=max(30, EXAMPLES // 4), deadline=None, derandomize=DERANDOMIZE)
 @given(case=refused_programs())
 def test_refused_shapes_never_get_a_fix(case: tuple[str, str]) -> None:
     kind, source = case
     note(source)
     COUNTS[f"refused program: {kind}"] += 1
-    fixed, _, applied = apply_fixes(source, "gen.py", Settings(), unsafe=True)
-    assert applied == 0 and fixed == source
-    loops = [d for d in lint_text(source, "gen.py", Settings()) if d.code in ("JLF001", "JLF002")]
-    assert all(d.fix is None and d.no_fix_reason for d in loops)
+    _assert_never_fixed(source)
+
+
+@pytest.mark.parametrize("kind", sorted(REFUSED_BODIES))
+def test_every_refused_kind_never_gets_a_fix(kind: str) -> None:
+    """Every kind once (the Hypothesis gate above draws only some of them), both axes."""
+    for axis, reverse, extra in ((0, False, ""), (1, True, "acc.append(c0)")):
+        _assert_never_fixed(refused_program(kind, axis, reverse, extra))
+
+
+@pytest.mark.parametrize("kind", sorted(NOT_SAFE_BODIES))
+def test_unprovable_kinds_never_get_a_safe_fix(kind: str) -> None:
+    for axis in (0, 1):
+        source = not_safe_program(kind, axis)
+        loops = [d for d in lint_text(source, "gen.py", Settings()) if d.code in ("JLF001", "JLF002")]
+        assert loops, "the loop must be reported"
+        assert all(d.fix is None or d.fix.applicability.value == "unsafe" for d in loops)
+        assert apply_fixes(source, "gen.py", Settings())[2] == 0

@@ -43,7 +43,12 @@ def test_readme_example_is_what_the_tool_reports_and_writes():
     assert len(diagnostics) == 1
     d = diagnostics[0]
     # The README's example file has six lines of imports more than the snippet; compare the message.
-    assert report.strip().endswith(f"JLF001 [*] {d.message}")
-    new = apply_fixes(source, "seed_rnn.py", Settings())[0]
+    assert report.strip().endswith(f"JLF001 {d.message}")
+    # Its fix is unsafe (the carry's shape after one step is not proven), as the README says.
+    assert d.fix is not None and d.fix.applicability.value == "unsafe"
+    assert "cannot prove the carry `h` keeps its dtype and shape after one step" in d.fix.message
+    assert d.fix.message.split("(unsafe: ", 1)[1].rstrip(")") in README.replace("\n", " ")
+    assert apply_fixes(source, "seed_rnn.py", Settings())[2] == 0
+    new = apply_fixes(source, "seed_rnn.py", Settings(), unsafe=True)[0]
     assert fixed.strip() in new
     assert "from jax import lax" in new

@@ -188,6 +188,29 @@ CASES = {
                 hs.append(h)
             return jnp.stack(hs)
         """,
+    # Carries whose dtype and shape after one step are proven: safe fixes.
+    "proven_offset_range": """
+        from jaxtyping import Array, Float
+
+        @jax.jit
+        def f(xs: Float[Array, "T D"]):
+            h = jnp.zeros(xs.shape[1:])
+            out = []
+            for t in range(2, xs.shape[0]):
+                h = jnp.tanh(h * 0.5 + xs[t])
+                out.append(h)
+            return jnp.stack(out), h
+        """,
+    "proven_reversed_with_buffer": """
+        @jax.jit
+        def f(xs: jax.Array):
+            h = jnp.zeros_like(xs[0], dtype=float)
+            buf = jnp.zeros(xs.shape)
+            for t in reversed(range(xs.shape[0])):
+                h = jnp.maximum(h * 0.9, xs[t].astype(h.dtype))
+                buf = buf.at[t].set(h - xs[t])
+            return buf
+        """,
     "static_length_no_xs": """
         from functools import partial
 
@@ -203,7 +226,11 @@ CASES = {
 X = (jnp.arange(24.0).reshape(6, 4) / 10.0, jnp.sin(jnp.arange(35.0)).reshape(7, 5)[:, :4])
 
 
-# Cases whose fix is unsafe, and why: the index is used as a value (a traced int32 in the scan).
+# Cases whose fix is safe: every carry provably keeps its dtype and shape. The others combine the
+# carry with arrays of unknown shape (`jnp.zeros(4) * 0.5 + xs[t]` broadcasts if `xs` is 3-d), so
+# their fixes are unsafe and say so.
+SAFE = {"proven_offset_range", "proven_reversed_with_buffer"}
+# Cases whose fix is unsafe also because the index is used as a value (a traced int32 in the scan).
 UNSAFE = {"step_two_with_index", "enumerate_zip_start", "two_loops_same_names"}
 
 
@@ -217,7 +244,11 @@ def test_variant_is_flagged_and_fixed_equal_on_jax(name, tmp_path):
     diagnostics, (fixed, remaining, count) = _run(source)
     assert diagnostics and all(d.fix is not None for d in diagnostics), [d.no_fix_reason for d in diagnostics]
     applicability = {d.fix.applicability.value for d in diagnostics}
-    assert applicability == ({"safe", "unsafe"} & applicability if name in UNSAFE else {"safe"})
+    assert applicability == ({"safe"} if name in SAFE else {"unsafe"}), [d.fix.message for d in diagnostics]
+    for diagnostic in diagnostics:
+        if diagnostic.fix.applicability.value == "unsafe":
+            message = diagnostic.fix.message
+            assert "keeps its dtype and shape after one step" in message or "used as a value" in message, message
     if name in UNSAFE:
         assert any("used as a value" in d.fix.message for d in diagnostics)
     assert count == len(diagnostics)

@@ -27,6 +27,8 @@ def _copy(tmp_path: Path, name: str) -> Path:
 
 
 def _target(path: Path, **kwargs):
+    # The fixtures' fixes are unsafe (their carries are not proven to keep their type): verify them too.
+    kwargs.setdefault("unsafe", True)
     (target,) = collect_targets(path, path.read_text(), Settings(), **kwargs)
     return target
 
@@ -34,7 +36,9 @@ def _target(path: Path, **kwargs):
 def test_seed_rnn_verifies_through_the_cli(tmp_path, monkeypatch):
     path = _copy(tmp_path, "seed_rnn")
     monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(main, ["verify", "--output-format", "json", "--lengths", "4,7", f"{path.name}::run_rnn"])
+    result = CliRunner().invoke(
+        main, ["verify", "--unsafe-fixes", "--output-format", "json", "--lengths", "4,7", f"{path.name}::run_rnn"]
+    )
     assert result.exit_code == 0, result.output
     (report,) = json.loads(result.stdout)
     assert report["function"] == "run_rnn"
@@ -50,7 +54,7 @@ def test_seed_rnn_verifies_through_the_cli(tmp_path, monkeypatch):
 def test_full_output_names_the_function_and_status(tmp_path, monkeypatch):
     path = _copy(tmp_path, "descending_range")
     monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(main, ["verify", "--no-measure", "--lengths", "4,7", path.name])
+    result = CliRunner().invoke(main, ["verify", "--unsafe-fixes", "--no-measure", "--lengths", "4,7", path.name])
     assert result.exit_code == 0, result.output
     assert f"{path.name}::discounted_returns: equivalent" in result.stdout
 
@@ -94,7 +98,7 @@ def test_user_exception_is_an_error_not_a_crash(tmp_path, monkeypatch):
     path = _copy(tmp_path, "seed_rnn")
     path.write_text("raise RuntimeError('boom at import')\n" + path.read_text())
     monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(main, ["verify", "--no-measure", "--output-format", "json", path.name])
+    result = CliRunner().invoke(main, ["verify", "--unsafe-fixes", "--no-measure", "--output-format", "json", path.name])
     assert result.exit_code == 2, result.output
     (report,) = json.loads(result.stdout)
     assert report["status"] == "error" and "boom at import" in report["message"]
@@ -128,7 +132,7 @@ def test_tune_unroll_reports_a_choice_among_the_candidates(tmp_path, monkeypatch
     path = _copy(tmp_path, "seed_rnn")
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(
-        main, ["verify", "--tune-unroll", "--lengths", "6", "--no-grad", "--output-format", "json", path.name]
+        main, ["verify", "--unsafe-fixes", "--tune-unroll", "--lengths", "6", "--no-grad", "--output-format", "json", path.name]
     )
     assert result.exit_code == 0, result.output
     (report,) = json.loads(result.stdout)
@@ -149,6 +153,6 @@ def test_tuned_unroll_is_written_into_the_fix(tmp_path, monkeypatch):
     monkeypatch.setattr(gate, "run_target", fake_run_target)
     path = _copy(tmp_path, "seed_rnn")
     monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(main, ["check", "--fix", "--verify", "--tune-unroll", path.name])
+    result = CliRunner().invoke(main, ["check", "--fix", "--verify", "--unsafe-fixes", "--tune-unroll", path.name])
     assert result.exit_code == 0, result.output
     assert "lax.scan(step, h, inputs, unroll=8)" in path.read_text()

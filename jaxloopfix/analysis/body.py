@@ -6,23 +6,18 @@ found refuses the fix.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import libcst as cst
 
+from jaxloopfix.analysis.index_use import INDEX_ARGS
 from jaxloopfix.analysis.names import assigned_names, loads
-from jaxloopfix.analysis.source import ParsedModule
+from jaxloopfix.analysis.purity import IMPURE, PurityChecker
+from jaxloopfix.analysis.source import ParsedModule, shorten
 
-SIDE_EFFECT_BUILTINS = frozenset(
-    {"builtins.print", "builtins.input", "builtins.open", "builtins.breakpoint", "builtins.exec", "builtins.eval",
-     "builtins.setattr", "builtins.delattr"}
-)
-SIDE_EFFECT_PREFIXES = ("logging.", "sys.stdout", "sys.stderr", "os.", "shutil.", "pathlib.", "time.sleep", "warnings.")
-MUTATING_METHODS = frozenset(
-    {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "popitem", "sort",
-     "reverse", "add", "discard", "write", "writelines", "put", "put_nowait", "send", "appendleft",
-     "extendleft", "__setitem__"}
-)
+# A multiplier of the loop index up to this size cannot overflow int32 in any loop short enough
+# to unroll (2**21 steps); larger or unknown ones can.
+SMALL_INDEX_FACTOR = 1024
 
 
 class _BodyCheck(cst.CSTVisitor):
@@ -38,17 +33,26 @@ class _BodyCheck(cst.CSTVisitor):
         if self.reason is None:
             self.reason = reason
 
-    def visit_For(self, node: cst.For) -> None:
+    def visit_For(self, node: cst.For) -> bool:
+        # Only the inner loop's body is its own: `break`/`continue` in its `else:` clause belong
+        # to the loop being rewritten.
+        node.target.visit(self)
+        node.iter.visit(self)
         self._inner_loops += 1
-
-    def leave_For(self, node: cst.For) -> None:
+        node.body.visit(self)
         self._inner_loops -= 1
+        if node.orelse is not None:
+            node.orelse.visit(self)
+        return False
 
-    def visit_While(self, node: cst.While) -> None:
+    def visit_While(self, node: cst.While) -> bool:
+        node.test.visit(self)
         self._inner_loops += 1
-
-    def leave_While(self, node: cst.While) -> None:
+        node.body.visit(self)
         self._inner_loops -= 1
+        if node.orelse is not None:
+            node.orelse.visit(self)
+        return False
 
     def visit_Break(self, node: cst.Break) -> None:
         if not self._inner_loops:
@@ -104,10 +108,16 @@ class _BodyCheck(cst.CSTVisitor):
     def _closure(self, node: cst.FunctionDef | cst.Lambda) -> None:
         free = {n.value for n in loads(node)}
         captured = sorted(free & (self.loop_names | self.body_assigned))
-        if captured:
+        loop_captured = sorted(free & self.loop_names)
+        if loop_captured:
             self.refuse(
-                f"a closure in the body captures the loop variable `{captured[0]}`: "
+                f"a closure in the body captures the loop variable `{loop_captured[0]}`: "
                 "it would see a traced value instead of this step's Python value"
+            )
+        elif captured:
+            self.refuse(
+                f"a closure in the body captures `{captured[0]}`, which the loop assigns: jaxloopfix does not "
+                "prove the closure is called only within its own step"
             )
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
@@ -139,33 +149,23 @@ class _BodyCheck(cst.CSTVisitor):
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         self._target(node.target)
 
-    def visit_Call(self, node: cst.Call) -> None:
-        func = node.func
-        if isinstance(func, (cst.Name, cst.Attribute)):
-            for qname in self.parsed.qualified_names(func):
-                if qname in SIDE_EFFECT_BUILTINS or qname.startswith(SIDE_EFFECT_PREFIXES):
-                    self.refuse(f"the body calls `{self.parsed.code(func)}` (a side effect that runs once per trace, not per step)")
-        if isinstance(func, cst.Attribute) and func.attr.value in MUTATING_METHODS:
-            receiver = func.value
-            if isinstance(receiver, cst.Name):
-                if receiver.value in self.accumulators:
-                    return
-                if receiver.value in self.body_assigned:
-                    return  # a list built and used within one step
-                self.refuse(
-                    f"the body calls `{self.parsed.code(func)}(...)`, mutating `{receiver.value}` which lives outside the loop"
-                )
-            elif not (isinstance(receiver, cst.Subscript) and isinstance(receiver.value, cst.Attribute) and receiver.value.attr.value == "at"):
-                self.refuse(f"the body calls `{self.parsed.code(func)}(...)`, which may mutate an outer object")
-
 
 def body_refusal(
     parsed: ParsedModule,
     loop: cst.For,
     loop_names: set[str],
     accumulators: Iterable[str],
+    *,
+    unsafe: list[str] | None = None,
+    index: str | None = None,
+    function: cst.FunctionDef | None = None,
+    is_module_class: Callable[[cst.BaseExpression], bool] | None = None,
+    facts=None,  # noqa: ANN001 - ArrayFacts of the function, for array methods
+    static: set[str] | None = None,
 ) -> str | None:
-    """The first reason the body cannot become a step function, or None."""
+    """The first reason the body cannot become a step function, or None. Reasons that only make
+    the fix unsafe (calls not proven pure, index arithmetic that may overflow int32) are appended
+    to `unsafe`."""
     if loop.asynchronous is not None:
         return "`async for` loops are not rewritten"
     if loop.orelse is not None:
@@ -175,7 +175,207 @@ def body_refusal(
     reassigned = sorted(assigned & loop_names)
     if reassigned:
         return f"the body reassigns the loop variable `{reassigned[0]}`"
-    check = _BodyCheck(parsed, loop_names, assigned, set(accumulators))
+    accumulators = set(accumulators)
+    check = _BodyCheck(parsed, loop_names, assigned, accumulators)
     for statement in body:
         statement.visit(check)
-    return check.reason
+    if check.reason is not None:
+        return check.reason
+    if function is None:
+        function = next((a for a in parsed.ancestors(loop) if isinstance(a, cst.FunctionDef)), None)
+    if function is None:
+        return None
+    purity = PurityChecker(parsed, function, is_module_class, facts)
+    closure = purity.closure_reads(loop, assigned | loop_names)
+    if closure is not None:
+        return closure
+    effects = purity.loop_effects(loop, accumulators)
+    for effect in effects:
+        if effect.kind == IMPURE:
+            return effect.why
+    reasons = unsafe if unsafe is not None else []
+    for effect in effects:
+        message = effect.message()
+        if message not in reasons:
+            reasons.append(message)
+    if index is not None:
+        overflow = index_overflow(parsed, body, index, static)
+        if overflow is not None and overflow not in reasons:
+            reasons.append(overflow)
+    return None
+
+
+def index_overflow(
+    parsed: ParsedModule, body: list[cst.BaseStatement], index: str, static: set[str] | None = None
+) -> str | None:
+    """A reason when the loop index is multiplied by, shifted by or raised to a large or unknown
+    Python integer where it indexes an array (`buf.at[(t * 2**30) % 3]`, `jnp.take(x, t * K)`):
+    in the loop that arithmetic is on Python ints, in the scan on an int32 that can wrap. Value
+    uses of the index (`h * t`) are already unsafe (see index_use)."""
+    static = set(static or ())
+    # Names computed from the index by Python arithmetic only (`k = t * 4 + 1`), with the risky
+    # operation found in their definition, if any.
+    derived: dict[str, str | None] = {index: None}
+
+    def is_index_arith(expr: cst.BaseExpression) -> bool:
+        if isinstance(expr, cst.Name):
+            return expr.value in derived
+        if isinstance(expr, cst.BinaryOperation):
+            return is_index_arith(expr.left) or is_index_arith(expr.right)
+        if isinstance(expr, cst.UnaryOperation):
+            return is_index_arith(expr.expression)
+        return False
+
+    def python_number(expr: cst.BaseExpression) -> bool:
+        """Operands that stay Python numbers in the loop: literals, static arguments, attributes."""
+        if isinstance(expr, (cst.Integer, cst.Float)):
+            return True
+        if isinstance(expr, cst.Name):
+            return expr.value in derived or expr.value in static or expr.value.isupper()
+        if isinstance(expr, cst.Attribute):
+            return not isinstance(expr.value, cst.Call)
+        if isinstance(expr, cst.BinaryOperation):
+            return python_number(expr.left) and python_number(expr.right)
+        if isinstance(expr, cst.UnaryOperation):
+            return python_number(expr.expression)
+        return False
+
+    def risk(expr: cst.BaseExpression) -> str | None:
+        """The first risky operation in Python index arithmetic `expr`."""
+        if isinstance(expr, cst.Name):
+            return derived.get(expr.value)
+        if isinstance(expr, cst.UnaryOperation):
+            return risk(expr.expression)
+        if not isinstance(expr, cst.BinaryOperation):
+            return None
+        inner = risk(expr.left) or risk(expr.right)
+        if inner:
+            return inner
+        left, right = is_index_arith(expr.left), is_index_arith(expr.right)
+        if not (left or right):
+            return None
+        operator = expr.operator
+        code = parsed.code(expr)
+        if isinstance(operator, cst.Power):
+            if right:
+                return f"`{code}` raises a number to a power of the loop index"
+            exponent = _constant(expr.right)
+            if exponent is None or exponent > 1:
+                return f"`{code}` raises the loop index to a power"
+            return None
+        if isinstance(operator, (cst.Multiply, cst.LeftShift)):
+            if left and right:
+                return f"`{code}` multiplies the loop index by itself"
+            other = expr.right if left else expr.left
+            if not python_number(other) or isinstance(other, cst.Float):
+                return None  # array arithmetic: int32 in both versions
+            factor = _constant(other)
+            limit = SMALL_INDEX_FACTOR if isinstance(operator, cst.Multiply) else 10
+            if factor is None:
+                return f"`{code}` multiplies the loop index by `{shorten(parsed.code(other), 30)}`, which the analysis cannot bound"
+            if abs(factor) > limit:
+                return f"`{code}` multiplies the loop index by {factor}"
+        return None
+
+    changed = True
+    while changed:
+        changed = False
+        for statement in body:
+            for node in _assignments(statement):
+                value = node.value
+                if value is None or not is_index_arith(value) or not python_number(value):
+                    continue
+                targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+                for target in targets:
+                    if isinstance(target, cst.Name) and target.value not in derived:
+                        derived[target.value] = risk(value)
+                        changed = True
+    found: list[str] = []
+
+    class Walk(cst.CSTVisitor):
+        def visit_SubscriptElement(self, node: cst.SubscriptElement) -> None:
+            for expr in _slice_parts(node.slice):
+                reason = risk(expr) if not found else None
+                if reason:
+                    found.append(reason)
+
+        def visit_Arg(self, node: cst.Arg) -> None:
+            call = parsed.parent(node)
+            if found or not isinstance(call, cst.Call) or not isinstance(call.func, (cst.Name, cst.Attribute)):
+                return
+            qname = parsed.qualified_name(call.func) or ""
+            if qname.startswith("jax.") and qname.rsplit(".", 1)[-1] in INDEX_ARGS:
+                parts = [node.value]
+                if isinstance(node.value, (cst.Tuple, cst.List)):
+                    parts += [e.value for e in node.value.elements]
+                for expr in parts:
+                    reason = risk(expr)
+                    if reason:
+                        found.append(reason)
+                        return
+
+    for statement in body:
+        statement.visit(Walk())
+    if not found:
+        return None
+    return (
+        f"{found[0]}: in the scan the index is an int32, which can overflow (and wrap) where the loop's Python "
+        "int does not"
+    )
+
+
+def _slice_parts(piece: cst.BaseSlice) -> list[cst.BaseExpression]:
+    if isinstance(piece, cst.Index):
+        value = piece.value
+        if isinstance(value, cst.Tuple):
+            return [e.value for e in value.elements]
+        return [value]
+    if isinstance(piece, cst.Slice):
+        return [p for p in (piece.lower, piece.upper, piece.step) if p is not None]
+    return []
+
+
+def _assignments(statement: cst.CSTNode) -> list[cst.Assign | cst.AugAssign | cst.AnnAssign]:
+    out: list[cst.Assign | cst.AugAssign | cst.AnnAssign] = []
+
+    class Walk(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            out.append(node)
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            out.append(node)
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            out.append(node)
+
+    statement.visit(Walk())
+    return out
+
+
+def _constant(expr: cst.BaseExpression) -> int | None:
+    """The value of an integer constant expression of literals (`2**30`, `-4`, `3 * 1000`)."""
+    if isinstance(expr, cst.Integer):
+        return int(expr.evaluated_value)
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        inner = _constant(expr.expression)
+        return -inner if inner is not None else None
+    if isinstance(expr, cst.BinaryOperation):
+        left, right = _constant(expr.left), _constant(expr.right)
+        if left is None or right is None:
+            return None
+        try:
+            if isinstance(expr.operator, cst.Add):
+                return left + right
+            if isinstance(expr.operator, cst.Subtract):
+                return left - right
+            if isinstance(expr.operator, cst.Multiply):
+                return left * right
+            if isinstance(expr.operator, cst.Power) and 0 <= right <= 256:
+                return left**right
+            if isinstance(expr.operator, cst.LeftShift) and 0 <= right <= 256:
+                return left << right
+            if isinstance(expr.operator, cst.FloorDivide) and right:
+                return left // right
+        except (OverflowError, ValueError):
+            return None
+    return None

@@ -42,7 +42,8 @@ INDEX_ARGS = frozenset(
 class IndexUse:
     used: bool = False
     refusal: str | None = None
-    container: bool = False  # the index subscripts a Python container: a loop over layers, not time
+    # Evidence that the index subscripts a Python container (a loop over layers, not time).
+    container: str | None = None
     maybe_arrays: set[str] = field(default_factory=set)  # indexed names only probably arrays
     unsafe_reasons: list[str] = field(default_factory=list)
 
@@ -138,10 +139,9 @@ class IndexUseChecker:
                         isinstance(value, cst.Attribute) and value.attr.value == "at" and self.is_array(value.value)
                     ):
                         return
-                    if isinstance(value, cst.Name) and value.value in self.facts.maybe_names:
-                        result.maybe_arrays.add(value.value)
-                        return
-                    result.container = True
+                    # Not proven an array. Positive container evidence (`self.layers[i](x)`, a local
+                    # list) was looked for before planning; without it this is a possible array.
+                    result.maybe_arrays.add(self.parsed.code(value))
                     return
                 result.refusal = f"the loop index `{code}` is used as a Python value"
                 return
@@ -190,6 +190,12 @@ class IndexUseChecker:
         func = call.func
         qname = self.parsed.qualified_name(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
         position = next(i for i, a in enumerate(call.args) if a is arg)
+        if isinstance(func, cst.Attribute) and isinstance(func.value, (cst.SimpleString, cst.ConcatenatedString)):
+            result.refusal = (
+                f"the loop index `{code}` is formatted into a string (`{self.parsed.code(call)}`), "
+                "which needs a concrete Python value"
+            )
+            return
         if qname is not None and qname.startswith("builtins."):
             if qname in ARITH_BUILTINS:
                 self._value_use(code, result)

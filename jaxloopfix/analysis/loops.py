@@ -17,9 +17,8 @@ from jaxloopfix.analysis.traced import TracedFunction
 @dataclass
 class TripCount:
     """How a trip count is known: "literal"/"constant" (value known), "shape" (an array
-    length), "static" (a static argument), "traced" (a traced argument), "ndim" (a rank),
-    "container" (len of a non-array, or a framework module's hyperparameter such as
-    `self.num_layers`: a loop over layers), "unknown"."""
+    length), "static" (a static argument, an attribute such as `cfg.num_steps`, the length of
+    a value not proven to be an array), "traced" (a traced argument), "ndim" (a rank), "unknown"."""
 
     kind: str
     value: int | None = None
@@ -105,18 +104,16 @@ class IterationAnalyzer:
             return TripCount("shape") if isinstance(base, cst.Name) else TripCount("shape")
         if isinstance(expr, cst.Attribute) and expr.attr.value == "ndim":
             return TripCount("ndim")
-        if (
-            self.traced.module is not None
-            and isinstance(expr, cst.Attribute)
-            and isinstance(expr.value, cst.Name)
-            and expr.value.value == "self"
-        ):
-            return TripCount("container")
+        if isinstance(expr, cst.Attribute):
+            # `self.num_steps`, `cfg.horizon`: a hyperparameter or config field. `range` of a
+            # tracer raises, so under a trace it is a static Python int.
+            return TripCount("static")
         if isinstance(expr, cst.Call) and self.qname(expr.func) == "builtins.len" and len(expr.args) == 1:
             arg = expr.args[0].value
             if isinstance(arg, cst.Attribute) and arg.attr.value == "shape":
                 return TripCount("ndim")
-            return TripCount("shape") if self._array(arg) else TripCount("container")
+            # The length of an array, or of a value not proven to be one (still a static count).
+            return TripCount("shape") if self._array(arg) else TripCount("static")
         if isinstance(expr, cst.Name):
             name = expr.value
             values = self._local_values.get(name)
@@ -178,16 +175,28 @@ class IterationAnalyzer:
                     if result is not None and result.bounds is not None:
                         result.bounds.reverse = not result.bounds.reverse
                     return result
-                return None
+                return self.unrecognised(loop)
             if name == "builtins.range":
                 return self._range(loop, it, code)
             if name == "builtins.zip":
                 return self._zip(loop.target, it, code)
             if name == "builtins.enumerate":
                 return self._enumerate(loop, it, code)
-        if isinstance(loop.target, cst.Name) and self._array(it):
-            return Iteration("array", code, elements=[(loop.target.value, it)])
+        if isinstance(loop.target, cst.Name):
+            iteration = Iteration("array", code, elements=[(loop.target.value, it)])
+            if not self._array(it):
+                iteration.unsafe_reasons.append(maybe_array_reason(self.parsed.code(it)))
+            return iteration
         return None
+
+    def unrecognised(self, loop: cst.For) -> Iteration:
+        """A header jaxloopfix does not rewrite: reported with a reason, never silently dropped."""
+        code = _one_line(self.parsed.code(loop.iter))
+        return Iteration(
+            "other",
+            code,
+            refusal=f"jaxloopfix does not rewrite loops over `{code}`; a scan needs an array (or a `range`) to step over",
+        )
 
     def _range(self, loop: cst.For, call: cst.Call, code: str) -> Iteration | None:
         if not isinstance(loop.target, cst.Name):
@@ -199,15 +208,22 @@ class IterationAnalyzer:
         step = 1
         if len(values) == 3:
             step_count = self.trip_count(values[2])
+            if step_count.kind == "traced":
+                return Iteration("range", code, index=loop.target.value, trip=step_count)
             if step_count.value is None or step_count.value == 0:
-                return None
+                iteration = Iteration("range", code, index=loop.target.value, trip=TripCount(step_count.kind))
+                iteration.refusal = (
+                    f"the range's step `{self.parsed.code(values[2])}` is not a literal, so its sign and the "
+                    "trip count are unknown to jaxloopfix"
+                )
+                return iteration
             step = step_count.value
         start = values[0] if len(values) >= 2 else None
         stop = values[1] if len(values) >= 2 else values[0]
         trips = [self.trip_count(v) for v in ([start, stop] if start is not None else [stop])]
-        for kind in ("traced", "ndim", "container"):
+        for kind in ("traced", "ndim"):
             if any(t.kind == kind for t in trips):
-                return None
+                return Iteration("range", code, index=loop.target.value, trip=TripCount(kind))
         if all(t.value is not None for t in trips):
             lo = trips[0].value if start is not None else 0
             hi = trips[-1].value
@@ -231,17 +247,26 @@ class IterationAnalyzer:
         arrays = [a.value for a in call.args if a.keyword is None]
         strict = any(a.keyword is not None and a.keyword.value == "strict" and _is_true(a.value) for a in call.args)
         if any(a.star for a in call.args) or not arrays:
-            return None
+            return Iteration(
+                "other",
+                code,
+                refusal=f"`{code}` unpacks a sequence of sequences; jaxloopfix rewrites `zip` only over named arrays",
+            )
         if any(a.keyword is not None and a.keyword.value != "strict" for a in call.args):
             return None
         if not isinstance(target, (cst.Tuple, cst.List)) or len(target.elements) != len(arrays):
+            if isinstance(target, cst.Name):
+                return Iteration(
+                    "other", code, refusal=f"each step binds `{target.value}` to a tuple of items; name them (`for a, b in zip(...)`) to get a fix"
+                )
             return None
         names = [e.value for e in target.elements]
         if not all(isinstance(n, cst.Name) for n in names):
             return None
-        if not all(self._array(a) for a in arrays):
-            return None
         iteration = Iteration("zip", code, elements=[(n.value, a) for n, a in zip(names, arrays)])  # type: ignore[union-attr]
+        for array in arrays:
+            if not self._array(array):
+                iteration.unsafe_reasons.append(maybe_array_reason(self.parsed.code(array)))
         if not strict and len(arrays) > 1:
             iteration.unsafe_reasons.append(
                 "`zip` stops at the shortest sequence, while `lax.scan` needs equal lengths; "
@@ -266,19 +291,26 @@ class IterationAnalyzer:
         if start is not None and not isinstance(start, cst.Integer):
             return None
         source = positional[0].value
-        if isinstance(element, cst.Name) and self._array(source):
+        if isinstance(element, cst.Name):
             elements = [(element.value, source)]
-            unsafe: list[str] = []
+            unsafe: list[str] = [] if self._array(source) else [maybe_array_reason(self.parsed.code(source))]
         elif isinstance(source, cst.Call) and self.qname(source.func) == "builtins.zip":
             inner = self._zip(element, source, self.parsed.code(source))  # type: ignore[arg-type]
-            if inner is None:
-                return None
+            if inner is None or inner.kind == "other":
+                return inner
             elements, unsafe = inner.elements, inner.unsafe_reasons
         else:
             return None
         return Iteration(
             "enumerate", code, index=index.value, index_start=start, elements=elements, unsafe_reasons=unsafe
         )
+
+
+def maybe_array_reason(name: str) -> str:
+    return (
+        f"cannot prove `{name}` is an array rather than a list of arrays (a scan slices or indexes it as an array); "
+        f"annotate it as `jax.Array` to make this fix safe"
+    )
 
 
 def _one_line(code: str) -> str:

@@ -7,15 +7,17 @@ reported, with a refusal reason when no fix can be proven equivalent.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cached_property
 
 import libcst as cst
 
 from jaxloopfix.analysis.arrays import ArrayFacts
 from jaxloopfix.analysis.body import body_refusal
+from jaxloopfix.analysis.containers import ContainerEvidence
 from jaxloopfix.analysis.dataflow import LoopDataflow, appended_list, contains
 from jaxloopfix.analysis.index_use import IndexUseChecker
-from jaxloopfix.analysis.loops import IterationAnalyzer, TripCount
+from jaxloopfix.analysis.loops import IterationAnalyzer, TripCount, maybe_array_reason
 from jaxloopfix.analysis.names import assigned_names, block_flow, loads, parameters, stored_names
 from jaxloopfix.analysis.plan import Accumulator, Carry, LoopPlan, Sequence
 from jaxloopfix.analysis.source import ParsedModule, descendants
@@ -33,25 +35,66 @@ STRUCTURED_LOOPS = frozenset(
 
 
 class LoopPlanner:
-    def __init__(self, parsed: ParsedModule, traced: TracedFunction, constants: dict[str, int], min_trip_count: int) -> None:
+    def __init__(
+        self,
+        parsed: ParsedModule,
+        traced: TracedFunction,
+        constants: dict[str, int],
+        min_trip_count: int,
+        is_module_class: Callable[[cst.BaseExpression], bool] | None = None,
+    ) -> None:
         self.parsed = parsed
         self.traced = traced
-        traced_params = (
-            {p.name.value for p in parameters(traced.node, stars=False)} - traced.static_params
-            if traced.transformed
-            else set()
-        )
-        self.facts = ArrayFacts(parsed, traced.node, traced_params)
+        # Every traced function's arguments and locals may hold arrays: indexed by the loop they
+        # are reported, and a fix that slices them is unsafe until they are proven arrays.
+        possible = {p.name.value for p in parameters(traced.node, stars=False)} - traced.static_params - {"self", "cls"}
+        possible |= assigned_names(list(traced.node.body.body)) if isinstance(traced.node.body, cst.IndentedBlock) else set()
+        self.facts = ArrayFacts(parsed, traced.node, possible)
         self.iterations = IterationAnalyzer(parsed, traced, self.facts, constants)
+        self.evidence = ContainerEvidence(
+            parsed, traced.node, self.facts, self.iterations._local_values, is_module_class or (lambda expr: False)
+        )
         self.min_trip_count = min_trip_count
+        self.is_module_class = is_module_class or (lambda expr: False)
+        # Loops left unreported, each with the evidence that it does not unroll array work.
+        self.skipped: list[tuple[cst.For, str]] = []
 
     def plan(self, loop: cst.For) -> LoopPlan | None:
+        """The loop's plan, or None with the positive evidence recorded in `skipped`: a loop in
+        traced code is reported unless something shows it does not unroll array work."""
         iteration = self.iterations.iteration(loop)
+        if iteration is not None and iteration.trip.kind == "traced":
+            return self._skip(loop, "its trip count is a traced value, which raises under a trace (JLF003 reports it)")
+        if iteration is not None and iteration.trip.kind == "ndim":
+            return self._skip(loop, "it steps over the axes of an array (`range(x.ndim)`), a few static steps")
+        evidence = self.evidence.iterable(loop.iter)
+        if evidence is None and iteration is None and isinstance(loop.target, (cst.Tuple, cst.List)):
+            evidence = (
+                f"each item is unpacked into `{self.parsed.code(loop.target)}`: a sequence of tuples "
+                "(such as per-layer parameters), not slices of one array"
+            )
+        if evidence is None:
+            evidence = self.evidence.body(
+                loop,
+                iteration.index if iteration is not None else None,
+                [name for name, _ in iteration.elements] if iteration is not None else
+                sorted(stored_names(loop.target)),
+                iteration.trip.kind if iteration is not None else "unknown",
+            )
+        if evidence is None and iteration is not None and iteration.trip.kind == "static":
+            evidence = self._inner_hyperparameter_loop(loop)
+        if evidence is not None:
+            return self._skip(loop, evidence)
         if iteration is None:
-            return None
+            iteration = self.iterations.unrecognised(loop)
         trip = iteration.trip
         if trip.value is not None and trip.value < self.min_trip_count:
-            return None
+            return self._skip(
+                loop, f"its trip count is {trip.value}, below min-trip-count ({self.min_trip_count}): a small static unroll"
+            )
+        if self._runs_structured_loop(loop):
+            # An outer loop (layers, stages) around a scan: already structured.
+            return self._skip(loop, "its body already runs a structured loop (`lax.scan`, `fori_loop`, ...)")
         plan = LoopPlan(
             loop=loop,
             function=self.traced,
@@ -65,19 +108,12 @@ class LoopPlanner:
         element_names = [name for name, _ in iteration.elements]
         loop_names = set(element_names) | ({iteration.index} if iteration.index else set())
 
-        if self._runs_structured_loop(loop):
-            return None  # an outer loop (layers, stages) around a scan: already structured
         early = iteration.refusal
         if early is None and not isinstance(loop.body, cst.IndentedBlock):
             early = "the loop body is on the `for` line; put it on its own lines to get a fix"
         if early is None and any(isinstance(n, cst.NamedExpr) for n in descendants(loop.iter)):
             early = "the loop header has an assignment expression (`:=`)"
         if early is not None:
-            evidence = bool(iteration.elements) or (
-                iteration.index is not None and self._indexes_array(loop, iteration.index)
-            )
-            if not evidence:
-                return None
             plan.refusal = early
             plan.bounds = None
             if any(_append_target(s) for s in descendants(loop.body)):
@@ -122,7 +158,11 @@ class LoopPlanner:
 
         refusal = (
             shared_line
-            or body_refusal(self.parsed, loop, loop_names, accumulator_names)
+            or body_refusal(
+                self.parsed, loop, loop_names, accumulator_names, unsafe=plan.unsafe_reasons, index=iteration.index,
+                function=self.traced.node, is_module_class=self.is_module_class, facts=self.facts,
+                static=self.traced.static_params,
+            )
             or self._module_call(loop)
             or self._traced_condition(
                 loop,
@@ -154,6 +194,7 @@ class LoopPlanner:
                     )
 
         # Carries.
+        reshaped: str | None = None
         carry_names = (flow.assigned & (flow.read_first | live)) - loop_names - accumulator_names
         array_names = set(self.facts.names) | set(element_names) | {s.param for s in plan.sequences}
         for name in sorted(carry_names, key=lambda n: self._first_assignment(body, n)):
@@ -197,6 +238,7 @@ class LoopPlanner:
                 growth = self._self_indexed(body, name)
             if growth:
                 refusal = refusal or f"the carry `{name}` changes shape every step (`{growth}`); `lax.scan` needs a fixed carry shape"
+                reshaped = reshaped or f"the carry `{name}` changes shape every step (`{growth}`)"
             plan.carries.append(Carry(name, "array" if kind == "array" else "unknown", buffer=self._is_buffer(body, name)))
             if kind == "array":
                 array_names.add(name)
@@ -207,7 +249,7 @@ class LoopPlanner:
             skip = [r for s in plan.sequences for r in s.reads]
             use = checker.check(iteration.index, skip)
             if use.container:
-                return None  # a loop over a Python container (layers), not over time
+                return self._skip(loop, use.container)
             for name in sorted(use.maybe_arrays):
                 reason = _maybe_array_reason(name)
                 if reason not in plan.unsafe_reasons:
@@ -217,17 +259,45 @@ class LoopPlanner:
             plan.unsafe_reasons.extend(use.unsafe_reasons)
 
         if not self._has_array_evidence(iteration.elements, plan, loop):
-            return None
+            plan.unsafe_reasons.append(
+                "nothing the loop reads is proven to be an array, so it may step over Python values; "
+                "the fix assumes the values it scans over and carries are arrays"
+            )
 
         self._bind_reads(plan, body, flow, live, carry_names)
         self._check_values(plan, array_names)
         self._check_bounds(plan)
         plan.refusal = refusal
-        if refusal is not None and trip.kind in ("static", "unknown") and not plan.sequences and not iteration.elements:
-            # A few deliberate steps over a static count (`for _ in range(n)` with `n` static,
-            # carries changing shape): nothing is scanned and no fix exists, so nothing to report.
-            return None
+        if reshaped and trip.kind != "shape" and not plan.sequences and not iteration.elements:
+            # Over a count that is not a sequence length, each step computes on a different shape
+            # (`jnp.diff`'s n-th difference, growing block matrices): a deliberate unroll of
+            # distinct computations, not one step along an array axis.
+            return self._skip(loop, f"{reshaped} over a count that is not a sequence length: distinct computations, not steps along an axis")
         return plan
+
+    def _inner_hyperparameter_loop(self, loop: cst.For) -> str | None:
+        """`for base in self.bases: for i in range(self.n_digits): ...`: a count set by the object's
+        configuration, nested in a loop over a Python container: static structure per item."""
+        it = loop.iter
+        if not (isinstance(it, cst.Call) and it.args and all(isinstance(a.value, cst.Attribute) for a in it.args)):
+            return None
+        if not all(self.parsed.code(a.value).startswith(("self.", "cls.")) for a in it.args):
+            return None
+        outer = {id(skipped) for skipped, _ in self.skipped}
+        for ancestor in self.parsed.ancestors(loop):
+            if ancestor is self.traced.node:
+                break
+            if isinstance(ancestor, cst.For) and id(ancestor) in outer:
+                return (
+                    f"its count `{self.parsed.code(it)}` is the object's configuration and it runs inside a loop over "
+                    "a Python container: static structure per item, not steps along an array axis"
+                )
+        return None
+
+    def _skip(self, loop: cst.For, evidence: str) -> None:
+        """Leave a loop unreported, recording the positive evidence that it does not unroll array work."""
+        self.skipped.append((loop, evidence))
+        return None
 
     # -- helpers ----------------------------------------------------------------
     def _reads(self, loop: cst.For, name: str) -> bool:
@@ -556,7 +626,7 @@ class LoopPlanner:
                         f"{kinds[type(value)]}; `lax.scan` needs the same pytree structure on every step"
                     )
         if init is None or not isinstance(init, cst.Call):
-            return None
+            return _proven_carry_type(self, name, init, body, plan, element_names)
         per_step = {s.param for s in plan.sequences} | set(element_names)
         per_step_arrays = {self.parsed.code(s.array) for s in plan.sequences}
         if _integer_array(self.parsed, init):
@@ -573,7 +643,7 @@ class LoopPlanner:
                         f"the carry `{name}` starts as a 0-d scalar; cannot prove every step keeps it 0-d "
                         "(adding a per-step slice would broadcast it, which `lax.scan` rejects)"
                     )
-        return None
+        return _proven_carry_type(self, name, init, body, plan, element_names)
 
     def _assigned_values(self, body: list[cst.BaseStatement], name: str) -> list[cst.BaseExpression]:
         values: list[cst.BaseExpression] = []
@@ -649,11 +719,7 @@ class LoopPlanner:
                 )
 
 
-def _maybe_array_reason(name: str) -> str:
-    return (
-        f"cannot prove `{name}` is an array rather than a list of arrays (a scan slices or indexes it as an array); "
-        f"annotate it as `jax.Array` to make this fix safe"
-    )
+_maybe_array_reason = maybe_array_reason
 
 
 def _append_target(node: cst.CSTNode) -> str | None:
@@ -825,6 +891,33 @@ def _all_statements(body: list[cst.BaseStatement]) -> list[cst.CSTNode]:
     for statement in body:
         statement.visit(Walk())
     return out
+
+
+def _proven_carry_type(
+    planner: LoopPlanner,
+    name: str,
+    init: cst.BaseExpression | None,
+    body: list[cst.BaseStatement],
+    plan: LoopPlan,
+    element_names: list[str],
+) -> tuple[str, str] | None:
+    """("unsafe", the assumption) unless the carry provably keeps its dtype and shape after one
+    step (jaxloopfix/analysis/carry_types.py)."""
+    from jaxloopfix.analysis.carry_types import LoopTypes
+
+    cache: dict[int, tuple[LoopTypes, set[str]]] = planner.__dict__.setdefault("_carry_types", {})
+    entry = cache.get(id(plan.loop))
+    if entry is None or entry[0].loop is not plan.loop:
+        loop_names = set(element_names) | ({plan.index} if plan.index else set())
+        flow = block_flow(body, defined=set(loop_names))
+        carries = (flow.assigned & flow.read_first) - loop_names
+        types = LoopTypes(
+            planner.parsed, planner.traced.node, planner.traced.static_params, plan.loop, plan.sequences, plan.index
+        )
+        entry = cache[id(plan.loop)] = (types, carries)
+    types, carries = entry
+    reason = types.carry_reason(name, init, body, carries | {name})
+    return ("unsafe", reason) if reason is not None else None
 
 
 def _walk_assigns(func: cst.FunctionDef) -> list[cst.Assign]:

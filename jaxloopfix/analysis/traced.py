@@ -60,6 +60,31 @@ TRACING_TRANSFORMS: frozenset[str] = frozenset(
         "jax.shard_map",
         "jax.custom_vjp",
         "jax.custom_jvp",
+        # Other public JAX APIs that trace their function argument.
+        "jax.custom_gradient",
+        "jax.jvp",
+        "jax.vjp",
+        "jax.linearize",
+        "jax.linear_transpose",
+        "jax.eval_shape",
+        "jax.make_jaxpr",
+        "jax.closure_convert",
+        "jax.xmap",
+        "jax.experimental.maps.xmap",
+        "jax.experimental.jax2tf.convert",
+        "jax.experimental.ode.odeint",
+        "jax.experimental.shard_map.shard_map",
+        "jax.lax.custom_root",
+        "jax.lax.custom_linear_solve",
+        "jax.hessian",
+        "jax.jacobian",
+        # objax: `objax.Jit(f, vars)`, gradients and vectorisation of functions and modules.
+        "objax.Jit",
+        "objax.Grad",
+        "objax.GradValues",
+        "objax.Vectorize",
+        "objax.Parallel",
+        "objax.Function",
     }
 )
 # Custom-derivative wrappers: `nondiff_argnums` are their static parameters, and their rules
@@ -133,6 +158,10 @@ MODULE_BASES: dict[str, _Framework] = {
     "haiku.module.Module": _Framework("Haiku module", "methods"),
     "equinox.Module": _Framework("Equinox module", "methods"),
     "equinox._module.Module": _Framework("Equinox module", "methods"),
+    "objax.Module": _Framework("objax module", "call"),
+    "objax.module.Module": _Framework("objax module", "call"),
+    "trax.layers.Layer": _Framework("trax layer", "forward"),
+    "trax.layers.base.Layer": _Framework("trax layer", "forward"),
 }
 COMPACT: frozenset[str] = frozenset({"flax.linen.compact", "flax.linen.module.compact"})
 # Run at construction (or initialisation, for linen's `setup`), not under a trace.
@@ -307,6 +336,16 @@ class TracedFinder:
         if transform.name == "jax.vmap" and len(positional) > 1:
             transform.static_nums |= _unmapped(positional[1].value)  # `jax.vmap(g, (0, None))`
         target = positional[0].value
+        if isinstance(target, cst.Call) and self._qname(target.func) in PARTIAL and target.args:
+            # `jax.jit(partial(f, n=3))`, `jax.vmap(partial(f, w))`: bound arguments are Python values.
+            first = target.args[0]
+            if first.keyword is None and not first.star and not any(a.star for a in target.args[1:]):
+                bound = [a for a in target.args[1:] if a.keyword is None]
+                names = {a.keyword.value for a in target.args[1:] if a.keyword is not None}
+                shifted = {n + len(bound) for n in transform.static_nums if n >= 0}
+                return first.value, _Transform(
+                    transform.name, transform.static_names | names, shifted | set(range(len(bound)))
+                )
         if isinstance(target, cst.Call):
             inner = self.wrapped_target(target)
             if inner is None:
@@ -381,6 +420,8 @@ class TracedFinder:
                 compact = next((d for d in statement.decorators if self._qname(d.decorator) in COMPACT), None)
                 if compact is not None:
                     entries.append((statement, f" (decorated with `@{self.parsed.code(compact.decorator)}`)"))
+            elif framework.entries == "forward" and name == "forward":
+                entries.append((statement, ""))
             elif framework.entries == "methods":
                 if name in CONSTRUCTORS or (name.startswith("__") and name.endswith("__")):
                     continue
@@ -396,7 +437,64 @@ class TracedFinder:
             resolved = self._function_and_bound(item)
             if resolved is not None:
                 found.append((*resolved, taker))
+            else:
+                found.extend((func, set(), taker) for func in self._aliased_functions(item))
         return found
+
+    def _aliased_functions(self, expr: cst.BaseExpression, depth: int = 0) -> list[cst.FunctionDef]:
+        """`model = ar2_for_loop` (in any branch), `g = partial(f, ...)`: the functions a local
+        alias may name. A parameter (`def run(model): NUTS(model)`) names what its callers pass."""
+        if not isinstance(expr, cst.Name) or depth > 4:
+            return []
+        out: list[cst.FunctionDef] = []
+        for name in self._definitions(expr, cst.Name):
+            assign = self._assignment(name)  # type: ignore[arg-type]
+            if assign is None or len(assign.targets) != 1:
+                continue
+            options = [assign.value.body, assign.value.orelse] if isinstance(assign.value, cst.IfExp) else [assign.value]
+            for value in options:
+                resolved = self._function_and_bound(value)
+                if resolved is not None:
+                    out.append(resolved[0])
+                elif isinstance(value, cst.Name):
+                    out.extend(self._aliased_functions(value, depth + 1))
+        if not out:
+            out.extend(self._passed_functions(expr, depth))
+        return out
+
+    def _passed_functions(self, expr: cst.Name, depth: int) -> list[cst.FunctionDef]:
+        """For a parameter `model` of `run_inference`: the functions (or aliases of them) that
+        calls of `run_inference` in this module pass in its place."""
+        caller = next((a for a in self.parsed.ancestors(expr) if isinstance(a, cst.FunctionDef)), None)
+        if caller is None:
+            return []
+        params = [p.name.value for p in (*caller.params.posonly_params, *caller.params.params)]
+        if expr.value not in params:
+            return []
+        position = params.index(expr.value)
+        out: list[cst.FunctionDef] = []
+        for call in self._calls_of(caller):
+            positional = [a for a in call.args if a.keyword is None and not a.star]
+            args = [a.value for a in call.args if a.keyword is not None and a.keyword.value == expr.value]
+            if position < len(positional):
+                args.append(positional[position].value)
+            for arg in args:
+                resolved = self._function_and_bound(arg)
+                if resolved is not None:
+                    out.append(resolved[0])
+                else:
+                    out.extend(self._aliased_functions(arg, depth + 1))
+        return out
+
+    def _calls_of(self, func: cst.FunctionDef) -> list[cst.Call]:
+        calls: list[cst.Call] = self.__dict__.setdefault("_all_calls", [])
+        if not calls:
+            class Collect(cst.CSTVisitor):
+                def visit_Call(self, node: cst.Call) -> None:
+                    calls.append(node)
+
+            self.parsed.module.visit(Collect())
+        return [c for c in calls if isinstance(c.func, cst.Name) and self.resolve_function(c.func) is func]
 
     def _function_argument_exprs(self, call: cst.Call) -> list[tuple[cst.BaseExpression, _Taker]]:
         """The expressions in a `_Taker` call's function positions (`lax.scan(step, ...)`: `step`)."""
@@ -493,6 +591,8 @@ class TracedFinder:
                     break
         for call in calls:
             wrapped = self.wrapped_function(call)
+            if wrapped is None:
+                wrapped = self._wrapped_method(call)
             if wrapped is not None and wrapped[0] not in self.traced:
                 func, transform = wrapped
                 self._mark(func, self._at_line(f"wrapped by `{shorten(parsed.code(call))}`", call), transform)
@@ -761,6 +861,32 @@ class TracedFinder:
                             module, imported = absolute.rsplit(".", 1)
                             return module, imported
         return None
+
+    def _wrapped_method(self, call: cst.Call) -> tuple[cst.FunctionDef, _Transform] | None:
+        """`jax.vmap(self.run)`, `jax.value_and_grad(self.loss)`: the method, with static positions
+        shifted by one for `self`."""
+        wrapped = self.wrapped_target(call)
+        if wrapped is None or not isinstance(wrapped[0], cst.Attribute):
+            return None
+        caller = next((a for a in self.parsed.ancestors(call) if isinstance(a, cst.FunctionDef)), None)
+        if caller is None:
+            return None
+        method = self.resolve_method(wrapped[0], caller)
+        if method is None:
+            return None
+        transform = wrapped[1]
+        return method, _Transform(transform.name, set(transform.static_names), {n + 1 if n >= 0 else n for n in transform.static_nums} | {0})
+
+    def is_module_class(self, expr: cst.BaseExpression) -> bool:
+        """Whether `expr` names a Flax/Haiku/Equinox (or configured) module class, defined here or
+        in a checked project module."""
+        if self._qname(expr) in self.bases:
+            return True
+        local = self.resolve_class(expr)
+        if local is not None:
+            return self.framework_of(local) is not None
+        imported = self._imported(expr)
+        return imported is not None and ".".join(imported) in self._site_classes
 
     def resolve_method(self, attr: cst.Attribute, caller: cst.FunctionDef) -> cst.FunctionDef | None:
         """`self.method(...)` inside a class: that class's method."""

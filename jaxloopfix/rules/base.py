@@ -8,6 +8,8 @@ once, whatever the number of rules.
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Iterator
 from functools import cached_property
 from typing import ClassVar
@@ -60,12 +62,34 @@ class FileContext:
         constants = module_constants(self.parsed)
         plans: list[LoopPlan] = []
         for traced in self.traced.values():
-            planner = LoopPlanner(self.parsed, traced, constants, self.settings.min_trip_count)
+            planner = LoopPlanner(
+                self.parsed, traced, constants, self.settings.min_trip_count, self.finder.is_module_class
+            )
             for loop in own_nodes(traced.node, cst.For):
                 plan = planner.plan(loop)
                 if plan is not None:
                     plans.append(plan)
+            self.skipped.extend(planner.skipped)
+        if os.environ.get("JAXLOOPFIX_EXPLAIN"):
+            self._explain()
         return plans
+
+    @cached_property
+    def skipped(self) -> list[tuple[cst.For, str]]:
+        """Loops in traced code left unreported, each with the positive evidence that it does
+        not unroll array work (filled by `loop_plans`)."""
+        return []
+
+    def _explain(self) -> None:
+        """`JAXLOOPFIX_EXPLAIN=1`: print which functions are traced and why each loop in them was
+        left unreported, to stderr (a debugging aid for real-code reviews)."""
+        out = sys.stderr
+        for traced in self.traced.values():
+            line = self.parsed.position(traced.node).start.line
+            print(f"{self.parsed.filename}:{line}: traced `{traced.name}`: {traced.reason}", file=out)
+        for loop, evidence in self.skipped:
+            line = self.parsed.position(loop).start.line
+            print(f"{self.parsed.filename}:{line}: loop not reported: {evidence}", file=out)
 
 
 

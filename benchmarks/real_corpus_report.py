@@ -1,0 +1,89 @@
+"""Per-loop table of a real-code corpus: what jaxloopfix reports on each reviewed loop.
+
+Runs `jaxloopfix check --unsafe-fixes --output-format json` over each repository of a
+manifest (the trees `score.py` extracted into --work), and writes one Markdown row per
+loop: kind, found or clean, the code reported, and the fix (safe / unsafe with its named
+assumption) or the reason there is none. Run `score.py` first so the trees exist.
+
+    python3 benchmarks/real_corpus_report.py --manifest ../shared/real-corpus/manifest.tsv \
+        --work /tmp/jlf-corpus --title "Shared corpus"
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import csv
+import json
+import pathlib
+import re
+import subprocess
+import sys
+
+
+def _hits(row: dict, dest: pathlib.Path, diags: list[dict]) -> list[dict]:
+    mine = [d for d in diags if pathlib.Path(d["filename"]).resolve() == (dest / row["path"]).resolve()]
+    cell = re.match(r"code cell (\d+), lines (\d+)-(\d+)", row["lines"])
+    if cell:
+        nth, lo, hi = map(int, cell.groups())
+        cells = json.loads((dest / row["path"]).read_text()).get("cells", [])
+        code = [i + 1 for i, c in enumerate(cells) if c.get("cell_type") == "code"]
+        want = str(code[nth - 1]) if nth <= len(code) else None
+        return [d for d in mine if str(d.get("cell")) == want and lo <= d["location"]["row"] <= hi]
+    lo, hi = map(int, row["lines"].split(";")[0].replace("loop", "").strip().split("-"))
+    return [d for d in mine if lo <= d["location"]["row"] <= hi]
+
+
+def _fix_cell(hit: dict) -> str:
+    fix = hit.get("fix")
+    if fix:
+        kind = fix.get("applicability", "")
+        message = fix.get("message", "")
+        detail = message.split("(unsafe:", 1)[1].rstrip(")") if "(unsafe:" in message else ""
+        return f"{kind}" + (f": {detail.strip()}" if detail else "")
+    return f"none: {hit.get('no_fix_reason') or ''}"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--manifest", required=True)
+    ap.add_argument("--work", default="/tmp/jlf-corpus")
+    ap.add_argument("--title", default="Corpus")
+    ap.add_argument("--jlf", default="jaxloopfix")
+    a = ap.parse_args()
+    rows = list(csv.DictReader(open(a.manifest), delimiter="\t"))
+    by_tree: dict[pathlib.Path, list[dict]] = collections.defaultdict(list)
+    for row in rows:
+        by_tree[pathlib.Path(a.work) / row["repo"].replace("/", "+") / row["commit"][:12]].append(row)
+    out = [f"### {a.title}", "", "| id | kind | repo | function | result | code | fix (kind: assumption) or reason |",
+           "|---|---|---|---|---|---|---|"]
+    counts = collections.Counter()
+    for dest, group in by_tree.items():
+        if not dest.exists():
+            for row in group:
+                out.append(f"| {row['id']} | {row['kind']} | {row['repo']} | `{row['function']}` | not extracted | | |")
+            continue
+        run = subprocess.run([a.jlf, "check", "--no-cache", "--output-format", "json", "--exit-zero", "--unsafe-fixes",
+                              str(dest)], capture_output=True, text=True)
+        diags = json.loads(run.stdout or "[]")
+        for row in group:
+            hits = _hits(row, dest, diags)
+            counts[row["kind"]] += 1
+            if row["kind"] == "tp":
+                counts["found"] += bool(hits)
+                counts["fix"] += any(h.get("fix") for h in hits)
+                result = "found" if hits else "**missed**"
+            else:
+                counts["clean"] += not hits
+                result = "clean" if not hits else "**flagged**"
+            code = ", ".join(sorted({h["code"] for h in hits}))
+            fix = _fix_cell(hits[0]).replace("|", "\\|") if hits else ""
+            out.append(f"| {row['id']} | {row['kind']} | {row['repo']} | `{row['function']}` | {result} | {code} | {fix} |")
+    out += ["", f"Found {counts['found']}/{counts['tp']} (with a fix {counts['fix']}); "
+            f"traps clean {counts['clean']}/{counts['fp']}.", ""]
+    sys.stdout.write("\n".join(out) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

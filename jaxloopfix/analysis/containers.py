@@ -1,0 +1,365 @@
+"""Positive evidence that a loop in traced code does not unroll array work.
+
+A `for` loop in a traced function is reported unless something here shows it
+steps over Python structure rather than array data: a list/tuple/dict of
+layers, parameters or modules, pytree leaves, a literal sequence, a stack of
+modules built one per step, or a loop whose items are called like functions.
+Missing proof that a value is an array is never evidence: each check below
+names what it saw, and that text is what `JAXLOOPFIX_EXPLAIN=1` prints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import libcst as cst
+
+from jaxloopfix.analysis.arrays import ARRAY_ATTRIBUTES, ARRAY_METHODS, ArrayFacts
+from jaxloopfix.analysis.names import parameters, stored_names
+from jaxloopfix.analysis.source import ParsedModule, descendants, shorten
+
+# Annotations of Python containers (`list[Layer]`, `Sequence[MemoryLocation]`, `dict[str, Array]`).
+CONTAINER_ANNOTATIONS = frozenset(
+    {"list", "tuple", "dict", "set", "frozenset", "List", "Tuple", "Dict", "Set", "FrozenSet", "Sequence",
+     "MutableSequence", "Iterable", "Iterator", "Mapping", "MutableMapping", "Collection", "Deque", "deque",
+     "PyTree"}
+)
+# Calls whose result is a Python container.
+CONTAINER_BUILDERS = frozenset({"builtins.list", "builtins.tuple", "builtins.dict", "builtins.sorted", "builtins.set"})
+# jnp/np functions returning a list of arrays: a deliberate, static unroll.
+SPLITS = frozenset({"split", "array_split", "hsplit", "vsplit", "dsplit", "unstack"})
+TREE_LEAVES = frozenset(
+    {"jax.tree_util.tree_leaves", "jax.tree.leaves", "jax.tree_leaves", "jax.tree_util.tree_flatten",
+     "jax.tree.flatten", "jax.tree_flatten", "jax.tree_util.tree_leaves_with_path", "jax.tree.leaves_with_path",
+     "jax.tree_util.tree_flatten_with_path", "jax.tree.flatten_with_path", "optax.tree_utils.tree_leaves"}
+)
+DICT_VIEWS = frozenset({"items", "keys", "values"})
+# Module classes of the frameworks: constructing one per step builds a stack of layers.
+MODULE_PACKAGES = ("flax.linen.", "flax.nnx.", "haiku.", "equinox.nn.", "objax.nn.", "trax.layers.")
+
+
+class ContainerEvidence:
+    """Evidence, in words, that a loop iterates Python structure (None when there is none)."""
+
+    def __init__(
+        self,
+        parsed: ParsedModule,
+        func: cst.FunctionDef,
+        facts: ArrayFacts,
+        local_values: dict[str, list[cst.BaseExpression | str]],
+        is_module_class: Callable[[cst.BaseExpression], bool] = lambda expr: False,
+    ) -> None:
+        self.parsed = parsed
+        self.func = func
+        self.facts = facts
+        self.local_values = local_values
+        self.is_module_class = is_module_class
+        self._annotations = {
+            p.name.value: p.annotation.annotation for p in parameters(func, stars=False) if p.annotation is not None
+        }
+        for node in descendants(func.body):
+            if isinstance(node, cst.AnnAssign) and isinstance(node.target, cst.Name):
+                self._annotations.setdefault(node.target.value, node.annotation.annotation)
+
+    # -- what the header iterates ------------------------------------------------------------
+    def iterable(self, expr: cst.BaseExpression, depth: int = 0) -> str | None:
+        if depth > 6:
+            return None
+        code = shorten(self.parsed.code(expr), 40)
+        if isinstance(expr, (cst.List, cst.Tuple, cst.Set, cst.Dict, cst.SimpleString, cst.ConcatenatedString,
+                             cst.FormattedString, cst.ListComp, cst.SetComp, cst.DictComp)):
+            return f"it iterates the literal or comprehension `{code}`, a Python container"
+        if isinstance(expr, cst.Call):
+            func = expr.func
+            qname = self.parsed.qualified_name(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
+            if isinstance(func, cst.Attribute) and func.attr.value in DICT_VIEWS and not expr.args:
+                return f"it iterates `{code}`, the entries of a dict"
+            if qname in TREE_LEAVES:
+                return f"it iterates `{code}`, the leaves of a pytree"
+            if qname in CONTAINER_BUILDERS and expr.args:
+                inner = self.iterable(expr.args[0].value, depth + 1)
+                return inner or f"it iterates `{code}`, a Python container built for the loop"
+            if qname and qname.rsplit(".", 1)[-1] in SPLITS and qname.startswith(("jax.numpy.", "numpy.")):
+                return f"it iterates `{code}`, the list of pieces `{qname.rsplit('.', 1)[-1]}` returns (a static unroll over pieces)"
+            if qname in ("builtins.zip", "builtins.enumerate", "builtins.reversed"):
+                for arg in expr.args:
+                    if arg.keyword is None and not arg.star:
+                        found = self.iterable(arg.value, depth + 1)
+                        if found:
+                            return found
+                return None
+            if qname == "builtins.range" and expr.args:
+                for arg in expr.args:
+                    found = self.count(arg.value)
+                    if found:
+                        return found
+                return None
+            if isinstance(func, cst.Attribute) and func.attr.value == "range" and qname != "builtins.range":
+                return f"it iterates `{code}`, a loop API's own range (such as `jax.experimental.loops`), not Python's"
+            return None
+        if isinstance(expr, cst.Attribute) and _rooted_at_self(expr):
+            return f"it iterates `{code}`, an attribute of the object (its layers, submodules or configured items)"
+        if isinstance(expr, cst.Name):
+            return self.name(expr.value)
+        return None
+
+    def count(self, expr: cst.BaseExpression) -> str | None:
+        """`len(self.layers)`, `len(blocks)`: a trip count that is the size of a container."""
+        if isinstance(expr, cst.Call) and self.parsed.qualified_name(expr.func) == "builtins.len" and expr.args:
+            arg = expr.args[0].value
+            if isinstance(arg, cst.Attribute) and _rooted_at_self(arg) and not self.facts.is_array(arg):
+                return f"its trip count is `len({self.parsed.code(arg)})`, the size of an attribute of the object (layers, components)"
+            found = self.iterable(arg, 1) if not isinstance(arg, cst.Attribute) else None
+            if found:
+                return found
+        if isinstance(expr, cst.BinaryOperation):
+            return self.count(expr.left) or self.count(expr.right)
+        return None
+
+    def name(self, name: str) -> str | None:
+        """A local name or parameter known to hold a Python container."""
+        if name in self.facts.names:
+            return None
+        annotation = self._annotations.get(name)
+        if annotation is not None and _container_annotation(annotation):
+            return f"`{name}` is annotated `{shorten(self.parsed.code(annotation), 40)}`, a Python container"
+        values = self.local_values.get(name) or []
+        if not values and name not in self._annotations:
+            values = self._enclosing_values(name)
+        for value in values:
+            if isinstance(value, cst.BaseExpression):
+                found = self.iterable(value, 1) if not isinstance(value, cst.Name) else None
+                if found or isinstance(value, (cst.List, cst.Tuple, cst.ListComp)):
+                    return f"`{name}` is bound to `{shorten(self.parsed.code(value), 40)}`, a Python container"
+        if name in self.facts._containers:
+            return f"`{name}` is used as a Python container (`.append`, `.items()`, string keys)"
+        return None
+
+    def _enclosing_values(self, name: str) -> list[cst.BaseExpression | str]:
+        """Values a closure variable is bound to in the functions that enclose this one."""
+        from jaxloopfix.analysis.loops import _local_assignments
+
+        for ancestor in self.parsed.ancestors(self.func):
+            if isinstance(ancestor, cst.FunctionDef):
+                if any(p.name.value == name for p in parameters(ancestor)):
+                    return []
+                values = _local_assignments(ancestor).get(name)
+                if values:
+                    return values
+        return []
+
+    # -- what the body does ------------------------------------------------------------------
+    def body(self, loop: cst.For, index: str | None, elements: list[str], trip_kind: str) -> str | None:
+        return (
+            (self._constructs_modules(loop) if trip_kind != "shape" else None)
+            or self._items_are_objects(loop, elements)
+            or self._indexes_containers(loop, index, trip_kind)
+            or self._keyed_entries(loop, index)
+            or (self._shifted_windows(loop, index) if trip_kind != "shape" else None)
+        )
+
+    def _shifted_windows(self, loop: cst.For, index: str | None) -> str | None:
+        """`x[:, start:end]` with bounds that shift with the index over a count that is not a
+        sequence length: a shift-and-accumulate unroll (a convolution over its width, n-step
+        windows). Chunks `x[i * k:(i + 1) * k]` are not evidence: they step along the axis."""
+        if index is None:
+            return None
+        shifted: set[str] = {index}
+        chunked: set[str] = set()
+        nodes = _own_descendants(loop.body)
+        for node in nodes:
+            if not isinstance(node, cst.Assign):
+                continue
+            reads = {n.value for n in descendants(node.value) if isinstance(n, cst.Name)}
+            names = {n for t in node.targets for n in stored_names(t.target)}
+            if reads & chunked or (index in reads and _multiplies(node.value, index)):
+                chunked |= names
+            elif reads & shifted:
+                shifted |= names
+        for node in nodes:
+            if isinstance(node, cst.Slice):
+                bounds = [b for b in (node.lower, node.upper) if b is not None]
+                reads = {n.value for b in bounds for n in descendants(b) if isinstance(n, cst.Name)}
+                if bounds and reads & shifted and not reads & chunked and not any(_multiplies(b, index) for b in bounds):
+                    window = self.parsed.parent(self.parsed.parent(node))
+                    code = shorten(self.parsed.code(window), 40) if window is not None else "a slice"
+                    return (
+                        f"its slice bounds shift with the index (`{code}`) over a count that is not a sequence "
+                        "length: a shift-and-accumulate unroll (a convolution's width, n-step windows)"
+                    )
+        return None
+
+    def _constructs_modules(self, loop: cst.For) -> str | None:
+        for node in _own_descendants(loop.body):
+            if not isinstance(node, cst.Call):
+                continue
+            func = node.func
+            target = func.func if isinstance(func, cst.Call) else func
+            if not isinstance(target, (cst.Name, cst.Attribute)):
+                continue
+            qname = self.parsed.qualified_name(target) or ""
+            short = qname.rsplit(".", 1)[-1]
+            framework = qname.startswith(MODULE_PACKAGES) and short[:1].isupper()
+            if framework or self.is_module_class(target):
+                return (
+                    f"each step constructs the module `{self.parsed.code(target)}(...)`: a stack of distinct layers, "
+                    "not one step applied along an array axis"
+                )
+        return None
+
+    def _items_are_objects(self, loop: cst.For, elements: list[str]) -> str | None:
+        """`for layer in layers: x = layer(x)` / `d.log_prob(v)`: the items are callables or objects."""
+        if not elements:
+            return None
+        for node in _own_descendants(loop.body):
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in elements:
+                return f"each item `{node.func.value}` is called like a function (a sequence of layers or functions)"
+            if (
+                isinstance(node, cst.Subscript)
+                and isinstance(node.value, cst.Name)
+                and node.value.value in elements
+                and any(isinstance(e.slice, cst.Index) and isinstance(e.slice.value, (cst.SimpleString, cst.FormattedString))
+                        for e in node.slice)
+            ):
+                return f"each item is indexed by a string key (`{shorten(self.parsed.code(node), 40)}`): a sequence of dicts such as layer parameters"
+            if (
+                isinstance(node, cst.Attribute)
+                and isinstance(node.value, cst.Name)
+                and node.value.value in elements
+                and not _array_attribute(node.attr.value)
+            ):
+                return f"each item's attribute `{self.parsed.code(node)}` is read (a sequence of objects, not array slices)"
+        return None
+
+    def _indexes_containers(self, loop: cst.For, index: str | None, trip_kind: str) -> str | None:
+        """`self.layers[i](x)`, `heads[i](x)`, `parts[i]` of a local list: the index selects
+        items of a Python container. Yields to a proven array indexed by the same index."""
+        if index is None:
+            return None
+        found: str | None = None
+        array_read = False
+        for node in _own_descendants(loop.body):
+            if not isinstance(node, cst.Subscript) or not _indexed_by(node, index):
+                continue
+            parent = self.parsed.parent(node)
+            code = shorten(self.parsed.code(node), 40)
+            if isinstance(parent, cst.Call) and parent.func is node:
+                # A different function or module per step: never one scan step.
+                return f"the index selects `{code}`, which is called (a list of layers or functions)"
+            if self.facts.is_array(node.value):
+                array_read = True  # strong evidence of array work wins over the weaker kinds below
+            if found is not None:
+                continue
+            if (
+                isinstance(parent, cst.Subscript)
+                and parent.value is node
+                and any(isinstance(e.slice, cst.Index) and isinstance(e.slice.value, (cst.SimpleString, cst.FormattedString))
+                        for e in parent.slice)
+            ):
+                found = f"the index selects `{code}`, which is indexed by a string key (a list of dicts such as layer parameters)"
+            elif isinstance(parent, cst.Assign) and any(isinstance(t.target, (cst.Tuple, cst.List)) for t in parent.targets):
+                found = f"the index selects `{code}`, which is unpacked into several names (a list of tuples such as layer parameters)"
+            elif isinstance(parent, cst.Attribute) and parent.value is node and not _array_attribute(parent.attr.value):
+                found = f"the index selects `{code}`, whose attribute `.{parent.attr.value}` is read (a list of objects)"
+            elif isinstance(node.value, cst.Name) and self.name(node.value.value):
+                found = f"the index selects items of `{node.value.value}`: {self.name(node.value.value)}"
+        if found is not None and (trip_kind == "shape" or array_read):
+            return None
+        return found
+
+    def _keyed_entries(self, loop: cst.For, index: str | None) -> str | None:
+        """`d[f"{key}_{i}"] = v[i]` as the whole body: one dict entry per step (a pytree built by
+        name), not a computation along the axis."""
+        if index is None:
+            return None
+        body = loop.body.body if isinstance(loop.body, cst.IndentedBlock) else ()
+        if not body:
+            return None
+        for statement in body:
+            if not isinstance(statement, cst.SimpleStatementLine):
+                return None
+            for small in statement.body:
+                if not (isinstance(small, cst.Assign) and len(small.targets) == 1):
+                    return None
+                target = small.targets[0].target
+                if not (isinstance(target, cst.Subscript) and len(target.slice) == 1):
+                    return None
+                key = target.slice[0].slice
+                if not (isinstance(key, cst.Index) and _string_from(key.value, index)):
+                    return None
+        return "each step stores its value under a key built from the index (a dict of named entries, one per step)"
+
+
+def _multiplies(expr: cst.BaseExpression, index: str) -> bool:
+    """`i * k` somewhere in `expr` with the index as a factor: a chunk offset."""
+    for node in descendants(expr):
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
+            sides = (node.left, node.right)
+            if any(isinstance(side, cst.Name) and side.value == index for side in sides):
+                return True
+    return False
+
+
+def _rooted_at_self(expr: cst.BaseExpression) -> bool:
+    while isinstance(expr, cst.Attribute):
+        expr = expr.value
+    return isinstance(expr, cst.Name) and expr.value in {"self", "cls"}
+
+
+def _container_annotation(annotation: cst.BaseExpression) -> bool:
+    node = annotation.value if isinstance(annotation, cst.Subscript) else annotation
+    if isinstance(node, cst.Attribute):
+        return node.attr.value in CONTAINER_ANNOTATIONS
+    if isinstance(node, cst.Name):
+        return node.value in CONTAINER_ANNOTATIONS
+    if isinstance(annotation, cst.BinaryOperation):  # `list[X] | None`
+        return _container_annotation(annotation.left) or _container_annotation(annotation.right)
+    return False
+
+
+def _array_attribute(name: str) -> bool:
+    return name in ARRAY_ATTRIBUTES or name in ARRAY_METHODS or name in {"real", "imag", "size", "mT", "item"}
+
+
+def _indexed_by(node: cst.Subscript, index: str) -> bool:
+    for element in node.slice:
+        s = element.slice
+        if isinstance(s, cst.Index) and any(isinstance(n, cst.Name) and n.value == index for n in descendants(s.value)):
+            return True
+        if isinstance(s, cst.Index) and isinstance(s.value, cst.Name) and s.value.value == index:
+            return True
+    return False
+
+
+def _string_from(expr: cst.BaseExpression, index: str) -> bool:
+    """An f-string, `"...".format(...)` or `str(...)` concatenation that reads `index`."""
+    reads = any(isinstance(n, cst.Name) and n.value == index for n in descendants(expr))
+    if not reads:
+        return False
+    if isinstance(expr, cst.FormattedString):
+        return True
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "format":
+        return isinstance(expr.func.value, cst.SimpleString)
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Modulo)):
+        return isinstance(expr.left, (cst.SimpleString, cst.FormattedString)) or isinstance(
+            expr.right, (cst.SimpleString, cst.FormattedString)
+        )
+    return False
+
+
+def _own_descendants(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """Descendants outside nested function definitions and classes."""
+    out: list[cst.CSTNode] = []
+
+    class Walk(cst.CSTVisitor):
+        def on_visit(self, inner: cst.CSTNode) -> bool:
+            if inner is not node and isinstance(inner, (cst.FunctionDef, cst.ClassDef)):
+                return False
+            out.append(inner)
+            return True
+
+    node.visit(Walk())
+    return out
+
+
+__all__ = ["ContainerEvidence", "stored_names"]
