@@ -34,6 +34,17 @@ TREE_LEAVES = frozenset(
      "jax.tree_util.tree_flatten_with_path", "jax.tree.flatten_with_path", "optax.tree_utils.tree_leaves"}
 )
 DICT_VIEWS = frozenset({"items", "keys", "values"})
+# Builtins and methods that only handle Python values (names, lists, dicts, strings).
+PYTHON_HELPERS = frozenset(
+    {"len", "isinstance", "issubclass", "str", "repr", "tuple", "list", "dict", "set", "frozenset", "sorted",
+     "enumerate", "zip", "range", "reversed", "getattr", "hasattr", "setattr", "type", "id", "any", "all", "bool",
+     "callable", "iter", "next", "map", "filter", "min", "max", "hash", "format", "int"}
+)
+PYTHON_METHODS = frozenset(
+    {"append", "extend", "insert", "pop", "items", "keys", "values", "get", "setdefault", "update", "add",
+     "format", "join", "split", "startswith", "endswith", "strip", "replace", "lower", "upper", "index", "count",
+     "copy", "remove", "discard"}
+)
 # Module classes of the frameworks: constructing one per step builds a stack of layers.
 MODULE_PACKAGES = ("flax.linen.", "flax.nnx.", "haiku.", "equinox.nn.", "objax.nn.", "trax.layers.")
 
@@ -125,7 +136,7 @@ class ContainerEvidence:
             return f"`{name}` is annotated `{shorten(self.parsed.code(annotation), 40)}`, a Python container"
         values = self.local_values.get(name) or []
         if not values and name not in self._annotations:
-            values = self._enclosing_values(name)
+            values = self._enclosing_values(name) or self._module_values(name)
         for value in values:
             if isinstance(value, cst.BaseExpression):
                 found = self.iterable(value, 1) if not isinstance(value, cst.Name) else None
@@ -134,6 +145,21 @@ class ContainerEvidence:
         if name in self.facts._containers:
             return f"`{name}` is used as a Python container (`.append`, `.items()`, string keys)"
         return None
+
+    def _module_values(self, name: str) -> list[cst.BaseExpression | str]:
+        """Values a module-level name is bound to (`COMB_TUNINGS = [1116, 1188, ...]`)."""
+        if any(isinstance(a, cst.FunctionDef) and any(p.name.value == name for p in parameters(a))
+               for a in self.parsed.ancestors(self.func)):
+            return []
+        out: list[cst.BaseExpression | str] = []
+        for statement in self.parsed.module.body:
+            if isinstance(statement, cst.SimpleStatementLine):
+                for small in statement.body:
+                    if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None:
+                        targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+                        if any(isinstance(t, cst.Name) and t.value == name for t in targets):
+                            out.append(small.value)
+        return out
 
     def _enclosing_values(self, name: str) -> list[cst.BaseExpression | str]:
         """Values a closure variable is bound to in the functions that enclose this one."""
@@ -155,6 +181,8 @@ class ContainerEvidence:
             or self._items_are_objects(loop, elements)
             or self._indexes_containers(loop, index, trip_kind)
             or self._keyed_entries(loop, index)
+            or self._attribute_per_step(loop, index)
+            or self._no_array_work(loop)
             or (self._shifted_windows(loop, index) if trip_kind != "shape" else None)
         )
 
@@ -200,12 +228,26 @@ class ContainerEvidence:
             qname = self.parsed.qualified_name(target) or ""
             short = qname.rsplit(".", 1)[-1]
             framework = qname.startswith(MODULE_PACKAGES) and short[:1].isupper()
-            if framework or self.is_module_class(target):
+            if framework or self.is_module_class(target) or self._helper_constructs(target):
                 return (
                     f"each step constructs the module `{self.parsed.code(target)}(...)`: a stack of distinct layers, "
                     "not one step applied along an array axis"
                 )
         return None
+
+    def _helper_constructs(self, target: cst.BaseExpression, depth: int = 0) -> bool:
+        """`ncsn_conv3x3(x, ...)` where that module-level function builds and calls a module."""
+        if not isinstance(target, cst.Name) or depth > 2:
+            return False
+        defs = [s for s in self.parsed.module.body if isinstance(s, cst.FunctionDef) and s.name.value == target.value]
+        if len(defs) != 1 or defs[0] is self.func:
+            return False
+        for node in _own_descendants(defs[0].body):
+            if isinstance(node, cst.Call) and isinstance(node.func, (cst.Name, cst.Attribute)):
+                qname = self.parsed.qualified_name(node.func) or ""
+                if (qname.startswith(MODULE_PACKAGES) and qname.rsplit(".", 1)[-1][:1].isupper()) or self.is_module_class(node.func):
+                    return True
+        return False
 
     def _items_are_objects(self, loop: cst.For, elements: list[str]) -> str | None:
         """`for layer in layers: x = layer(x)` / `d.log_prob(v)`: the items are callables or objects."""
@@ -266,6 +308,39 @@ class ContainerEvidence:
         if found is not None and (trip_kind == "shape" or array_read):
             return None
         return found
+
+    def _no_array_work(self, loop: cst.For) -> str | None:
+        """A body with no arithmetic, no call into JAX and no call of a function, module or
+        method beyond Python's own container and string helpers builds Python structure only
+        (shape lists, names, pytree bookkeeping): nothing array-valued is unrolled."""
+        for node in _own_descendants(loop.body):
+            if isinstance(node, cst.BinaryOperation) and not isinstance(node.operator, (cst.BitOr, cst.BitAnd)):
+                return None
+            if isinstance(node, cst.AugAssign):
+                return None
+            if isinstance(node, cst.Call):
+                func = node.func
+                qname = self.parsed.qualified_name(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
+                if qname is not None and qname.startswith("builtins.") and qname.rsplit(".", 1)[-1] in PYTHON_HELPERS:
+                    continue
+                if isinstance(func, cst.Attribute) and func.attr.value in PYTHON_METHODS:
+                    continue
+                return None
+        return "the body runs no array operation (no arithmetic, no JAX call, no function or module call): it builds Python structure"
+
+    def _attribute_per_step(self, loop: cst.For, index: str | None) -> str | None:
+        """`getattr(self, f"block_{i}")`: a different attribute (submodule) every step."""
+        if index is None:
+            return None
+        for node in _own_descendants(loop.body):
+            if (
+                isinstance(node, cst.Call)
+                and self.parsed.qualified_name(node.func) == "builtins.getattr"
+                and len(node.args) >= 2
+                and _string_from(node.args[1].value, index)
+            ):
+                return f"each step fetches a different attribute (`{shorten(self.parsed.code(node), 40)}`): distinct submodules, a stack of layers"
+        return None
 
     def _keyed_entries(self, loop: cst.For, index: str | None) -> str | None:
         """`d[f"{key}_{i}"] = v[i]` as the whole body: one dict entry per step (a pytree built by

@@ -98,7 +98,7 @@ class _Loads(cst.CSTVisitor):
                 for_in.iter.visit(self)
             bound.update(stored_names(for_in.target))
             for cond in for_in.ifs:
-                cond.result.visit(self)
+                cond.test.visit(self)
             for_in = for_in.inner_for_in
         for element in elements:
             element.visit(self)

@@ -87,6 +87,11 @@ TRACING_TRANSFORMS: frozenset[str] = frozenset(
         "objax.Function",
     }
 )
+# Functions whose first argument runs on the host with concrete values, not under the trace.
+HOST_CALLBACKS: frozenset[str] = frozenset(
+    {"jax.debug.callback", "jax.pure_callback", "jax.experimental.io_callback", "jax.experimental.host_callback.id_tap",
+     "jax.experimental.host_callback.call", "jax.experimental.io_callback.io_callback"}
+)
 # Custom-derivative wrappers: `nondiff_argnums` are their static parameters, and their rules
 # (`.defvjp(fwd, bwd)`, `.defjvp(jvp)`) are traced too.
 CUSTOM_DERIVATIVES: frozenset[str] = frozenset({"jax.custom_vjp", "jax.custom_jvp"})
@@ -737,10 +742,13 @@ class TracedFinder:
         finder = self
         outer = traced.node
 
+        host = finder._host_callbacks(outer)
+
         class Walk(cst.CSTVisitor):
             def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
                 if node is not outer:
-                    found.append((node, f"defined inside traced function `{outer.name.value}`"))
+                    if node.name.value not in host:  # `jax.debug.callback(f, ...)` runs `f` on the host
+                        found.append((node, f"defined inside traced function `{outer.name.value}`"))
                     return False
                 return True
 
@@ -861,6 +869,19 @@ class TracedFinder:
                             module, imported = absolute.rsplit(".", 1)
                             return module, imported
         return None
+
+    def _host_callbacks(self, func: cst.FunctionDef) -> set[str]:
+        """Names of functions `func` hands to host callbacks: they run on NumPy values, untraced."""
+        names: set[str] = set()
+        finder = self
+
+        class Walk(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> None:
+                if finder._qname(node.func) in HOST_CALLBACKS and node.args and isinstance(node.args[0].value, cst.Name):
+                    names.add(node.args[0].value.value)
+
+        func.visit(Walk())
+        return names
 
     def _wrapped_method(self, call: cst.Call) -> tuple[cst.FunctionDef, _Transform] | None:
         """`jax.vmap(self.run)`, `jax.value_and_grad(self.loss)`: the method, with static positions
