@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from jaxloopfix.analysis.names import parameters, stored_names
+from jaxloopfix.analysis.names import parameters, statements_storing, stored_names
 from jaxloopfix.analysis.source import ParsedModule, shorten
 
 # "real": an integer or a float (jaxtyping `Real`), never complex.
@@ -461,27 +461,7 @@ class LoopTypes:
         return None
 
     def _function_assignments(self, name: str) -> list[cst.CSTNode]:
-        found: list[cst.CSTNode] = []
-
-        class Walk(cst.CSTVisitor):
-            def visit_Assign(self, node: cst.Assign) -> None:
-                if any(name in stored_names(t.target) for t in node.targets):
-                    found.append(node)
-
-            def visit_AugAssign(self, node: cst.AugAssign) -> None:
-                if name in stored_names(node.target):
-                    found.append(node)
-
-            def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-                if name in stored_names(node.target):
-                    found.append(node)
-
-            def visit_For(self, node: cst.For) -> None:
-                if name in stored_names(node.target):
-                    found.append(node)
-
-        self.function.body.visit(Walk())
-        return found
+        return statements_storing(self.function.body, name)
 
     def _value_before_loop(self, name: str) -> cst.BaseExpression | None:
         """The expression of the only assignment to `name` in the function, when it precedes the loop

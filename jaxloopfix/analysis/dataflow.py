@@ -10,7 +10,7 @@ from __future__ import annotations
 import libcst as cst
 
 from jaxloopfix.analysis.arrays import ArrayFacts
-from jaxloopfix.analysis.names import assigned_names, loads, parameters, stored_names
+from jaxloopfix.analysis.names import assigned_names, loads, parameters, statements_storing, stored_names
 from jaxloopfix.analysis.plan import Accumulator
 from jaxloopfix.analysis.source import ParsedModule
 from jaxloopfix.analysis.traced import TracedFunction
@@ -214,27 +214,7 @@ class LoopDataflow:
         )
 
     def _function_stores(self, name: str) -> list[cst.CSTNode]:
-        found: list[cst.CSTNode] = []
-
-        class Walk(cst.CSTVisitor):
-            def visit_Assign(self, node: cst.Assign) -> None:
-                if any(name in stored_names(t.target) for t in node.targets):
-                    found.append(node)
-
-            def visit_AugAssign(self, node: cst.AugAssign) -> None:
-                if name in stored_names(node.target):
-                    found.append(node)
-
-            def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-                if name in stored_names(node.target):
-                    found.append(node)
-
-            def visit_For(self, node: cst.For) -> None:
-                if name in stored_names(node.target):
-                    found.append(node)
-
-        self.func.body.visit(Walk())
-        return found
+        return statements_storing(self.func.body, name)
 
     def _finisher(self, use: cst.Name, name: str) -> tuple[cst.Call, bool, int] | str:
         reason = f"`{name}` is used after the loop other than as `jnp.stack({name})`"

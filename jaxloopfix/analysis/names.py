@@ -345,3 +345,29 @@ def _statement_flow(statement: cst.CSTNode, flow: Flow) -> None:
     else:
         _read(flow, statement)
         _write(flow, assigned_names([statement]))
+
+
+def statements_storing(node: cst.CSTNode, name: str) -> list[cst.CSTNode]:
+    """Assignments (plain, augmented, annotated) and `for` headers under `node` that store `name`."""
+    found: list[cst.CSTNode] = []
+
+    class Walk(cst.CSTVisitor):
+        def visit_Assign(self, inner: cst.Assign) -> None:
+            if any(name in stored_names(t.target) for t in inner.targets):
+                found.append(inner)
+
+        def visit_AugAssign(self, inner: cst.AugAssign) -> None:
+            if name in stored_names(inner.target):
+                found.append(inner)
+
+        def visit_AnnAssign(self, inner: cst.AnnAssign) -> None:
+            if name in stored_names(inner.target):
+                found.append(inner)
+
+        def visit_For(self, inner: cst.For) -> None:
+            if name in stored_names(inner.target):
+                found.append(inner)
+
+    node.visit(Walk())
+    return found
+
