@@ -296,6 +296,18 @@ def _project_imports(imports: list[ast.Import | ast.ImportFrom], project_roots: 
     return frozenset(bound)
 
 
+MODEL_PRIMITIVE_NAMES = frozenset({"sample", "factor"})
+
+
+def _calls_model_primitive(func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """`numpyro.sample(...)` / `npyro.factor(...)` in a function's body (a superset: any root)."""
+    for node in ast.walk(func):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in MODEL_PRIMITIVE_NAMES:
+            if isinstance(node.func.value, ast.Name):
+                return True
+    return False
+
+
 def _root_name(node: ast.AST) -> str | None:
     while isinstance(node, (ast.Attribute, ast.Call)):
         node = node.value if isinstance(node, ast.Attribute) else node.func
@@ -329,6 +341,8 @@ def _reach(
         f for group in functions.values() for f in group if any(_mentions(d, names) for d in f.decorator_list)
     ]
     work.extend(f for name in seeds for f in functions.get(name, ()))
+    # NumPyro models: inference traces any function that calls `numpyro.sample` / `factor`.
+    work.extend(f for group in functions.values() for f in group if _calls_model_primitive(f))
     # Module classes: a base named like a framework's, or a class of this file that is one.
     module_classes: set[str] = set()
     changed = True

@@ -85,7 +85,15 @@ def may_define_framework_classes(texts: Iterable[str], extra_base_classes: tuple
         roots.add(name.split(".", 1)[0])
     words = re.compile(r"\b(?:" + "|".join(re.escape(root) for root in sorted(roots)) + r")\b")
     # A substring test first: far cheaper than the regex on the many files that name none.
-    return any(any(root in text for root in roots) and words.search(text) for text in texts)
+    return any(
+        (any(root in text for root in roots) and words.search(text)) or ("jit" in text and TRACED_METHOD.search(text))
+        for text in texts
+    )
+
+
+# A method under a jit decorator (`@partial(jax.jit, static_argnames=("self",))`): its calls on
+# `self` run subclasses' overrides traced (`traced.HOOKS`), so classes flow between modules.
+TRACED_METHOD = re.compile(r"^[ \t]+@[\w.]*(?:jit|partial\([\w.]*jit)\b[^\n]*\n(?:[ \t]*@[^\n]*\n)*[ \t]*def \w+\(\s*self\b", re.M)
 
 
 @dataclass
@@ -196,7 +204,8 @@ class TraceFlow:
                 known[trace.name] = merged
                 changed.add(target)
         for cls in links.classes:
-            self.classes.setdefault(cls.qualified, cls)
+            # A class learns more hooks as its bases are learned (`traced.HOOKS`): the newest wins.
+            self.classes[cls.qualified] = cls
         self.wanted[importer] = set(links.wanted) | {c.qualified for c in self.given.get(importer, ())}
         return changed
 

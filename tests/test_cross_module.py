@@ -302,6 +302,9 @@ def test_class_flow_is_skipped_when_no_file_can_define_a_framework_class(
         (["from mylib.layers import Layer\n"], ("mylib.layers.Layer",), True),
         (["import jax\n"], ("mylib.layers.Layer",), False),
         (["import jax\n"], ("Layer",), True),  # a base class of any module
+        # A jitted method's calls on `self` reach subclasses' overrides in other modules.
+        (["import jax\n\n\nclass A:\n    @jax.jit\n    def f(self, x):\n        return self.g(x)\n"], (), True),
+        (["import jax\n\n\n@jax.jit\ndef f(x):\n    return x\n"], (), False),
     ],
 )
 def test_framework_classes_are_possible_only_where_a_framework_is_named(
@@ -314,3 +317,59 @@ def test_framework_roots_cover_every_known_module_base() -> None:
     from jaxloopfix.analysis.traced import MODULE_BASES
 
     assert {name.split(".", 1)[0] for name in MODULE_BASES} == FRAMEWORK_ROOTS
+
+
+HOOK_BASE = """
+from functools import partial
+
+import jax
+
+
+class Algorithm:
+    @partial(jax.jit, static_argnames=("self",))
+    def ask(self, key, state):
+        return self._ask(key, state)
+
+    def _ask(self, key, state):
+        raise NotImplementedError
+"""
+
+HOOK_SUBCLASS = """
+import jax
+import jax.numpy as jnp
+
+from {import_from} import {base}
+
+
+class Rotating({base}):
+    def __init__(self, m):
+        self.m = m
+
+    def _ask(self, key, state):
+        d = jax.random.normal(key, state.shape)
+        for i in range(self.m):
+            d = d - 0.1 * jnp.dot(d, state[i]) * state[i]
+        return d
+
+    def describe(self, state):
+        for i in range(self.m):
+            state = state + 1.0
+        return state
+"""
+
+
+def test_subclass_override_of_a_hook_called_by_a_jitted_base_method(tmp_path: Path) -> None:
+    """`Algorithm.ask` is jitted and calls `self._ask`: a subclass's `_ask`, two modules away,
+    runs under that trace. Methods the base never calls stay host code."""
+    _tree(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/base.py": HOOK_BASE,
+        "pkg/mid.py": HOOK_SUBCLASS.format(import_from="pkg.base", base="Algorithm").replace("Rotating", "Mid"),
+        "pkg/algo.py": HOOK_SUBCLASS.format(import_from=".mid", base="Mid"),
+    })
+    found = _found(tmp_path)
+    reason = "method `_ask` of `{}`, a subclass of `Algorithm`, whose traced methods call it on `self`"
+    assert found == {
+        "pkg/mid.py": [("JLF002", reason.format("Mid"))],
+        "pkg/algo.py": [("JLF002", reason.format("Rotating"))],
+    }

@@ -466,30 +466,8 @@ class LoopTypes:
     def _value_before_loop(self, name: str) -> cst.BaseExpression | None:
         """The expression of the only assignment to `name` in the function, when it precedes the loop
         at the top level of the function body."""
-        found: list[cst.CSTNode] = []
         parsed = self.parsed
-
-        class Walk(cst.CSTVisitor):
-            def visit_Assign(self, node: cst.Assign) -> None:
-                if any(name in stored_names(t.target) for t in node.targets):
-                    found.append(node)
-
-            def visit_AugAssign(self, node: cst.AugAssign) -> None:
-                if name in stored_names(node.target):
-                    found.append(node)
-
-            def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-                if name in stored_names(node.target):
-                    found.append(node)
-
-            def visit_For(self, node: cst.For) -> None:
-                if name in stored_names(node.target):
-                    found.append(node)
-
-            def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-                return False
-
-        self.function.body.visit(Walk())
+        found = statements_storing(self.function.body, name, nested=False)
         outside = [n for n in found if not parsed.contains(self.loop, n)]
         if len(outside) != 1 or parsed.after(outside[0], self.loop):
             return None

@@ -184,7 +184,102 @@ class ContainerEvidence:
             or self._attribute_per_step(loop, index)
             or self._no_array_work(loop)
             or (self._shifted_windows(loop, index) if trip_kind != "shape" else None)
+            or self._ragged_helper(loop, index)
+            or (self._python_int_shapes(loop) if trip_kind != "shape" else None)
         )
+
+    def _python_int_shapes(self, loop: cst.For) -> str | None:
+        """`frequency = 1`, then `frequency *= lacunarity` each step and `(frequency * res[0], ...)`
+        passed on: a Python integer that changes every step and sets a shape (a tuple argument, a
+        slice bound, a `shape=`): each step is a different computation (octaves at doubling
+        resolution), not one step along an array axis."""
+        nodes = _own_descendants(loop.body)
+        updates: dict[str, list[cst.BaseExpression]] = {}
+        augmented: dict[str, int] = {}
+        for node in nodes:
+            if isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Name):
+                updates.setdefault(node.target.value, []).append(node.value)
+                augmented[node.target.value] = augmented.get(node.target.value, 0) + 1
+            elif isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+                updates.setdefault(node.targets[0].target.value, []).append(node.value)
+        for name, values in sorted(updates.items()):
+            known = self.local_values.get(name, [])
+            if sum(v == "unknown" for v in known) != augmented.get(name, 0):
+                continue  # augmented outside the loop too
+            before = [v for v in known if v != "unknown" and not any(v is u for u in values)]
+            if not before or not all(isinstance(v, cst.Integer) for v in before):
+                continue
+            if not all(self._python_int(v, name) for v in values):
+                continue
+            for node in nodes:
+                use = self._shape_use(node, name)
+                if use is not None:
+                    return (
+                        f"the Python integer `{name}` changes every step and sets a shape (`{shorten(self.parsed.code(use), 40)}`): "
+                        "each step is a different computation, not one step along an array axis"
+                    )
+        return None
+
+    def _python_int(self, expr: cst.BaseExpression, carried: str) -> bool:
+        """Whether `expr` is integer arithmetic on `carried`, integer literals, and parameters
+        whose default is an integer literal."""
+        defaults = {p.name.value: p.default for p in parameters(self.func, stars=False)}
+        for node in descendants(expr):
+            if isinstance(node, cst.Name):
+                default = defaults.get(node.value)
+                if node.value != carried and not isinstance(default, cst.Integer):
+                    return False
+            elif not isinstance(node, (cst.Integer, cst.BinaryOperation, cst.BaseBinaryOp, cst.LeftParen, cst.RightParen)):
+                if not isinstance(node, (cst.TrailingWhitespace, cst.SimpleWhitespace)):
+                    return False
+            if isinstance(node, (cst.Divide, cst.Power)):
+                return False  # `/` makes a float; `**` of a negative exponent too
+        return True
+
+    def _shape_use(self, node: cst.CSTNode, name: str) -> cst.CSTNode | None:
+        """`node` when it is a shape-like use of `name`: a tuple call argument, a slice bound, or a
+        `shape=`/`size=`/`num=` keyword."""
+        def reads(expr: cst.CSTNode | None) -> bool:
+            return expr is not None and any(isinstance(n, cst.Name) and n.value == name for n in descendants(expr))
+
+        if isinstance(node, cst.Arg):
+            if isinstance(node.value, cst.Tuple) and reads(node.value):
+                return node.value
+            if node.keyword is not None and node.keyword.value in ("shape", "size", "num", "length") and reads(node.value):
+                return node
+        if isinstance(node, cst.Slice) and (reads(node.lower) or reads(node.upper)):
+            return node
+        return None
+
+    def _ragged_helper(self, loop: cst.For, index: str | None) -> str | None:
+        """`_block_det(x, i, n)` where the module-level helper slices `x[k + 1:n]` with its
+        parameter, or marks it static: each step computes on a different shape (or compiles
+        separately), distinct computations the helper's author wrote per index."""
+        if index is None:
+            return None
+        helpers = {s.name.value: s for s in self.parsed.module.body if isinstance(s, cst.FunctionDef)}
+        for node in _own_descendants(loop.body):
+            if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Name)):
+                continue
+            helper = helpers.get(node.func.value)
+            if helper is None or helper is self.func:
+                continue
+            params = [p.name.value for p in (*helper.params.posonly_params, *helper.params.params)]
+            for position, arg in enumerate(node.args):
+                if arg.star or not (isinstance(arg.value, cst.Name) and arg.value.value == index):
+                    continue
+                param = arg.keyword.value if arg.keyword is not None else (
+                    params[position] if position < len(params) else None
+                )
+                if param is None:
+                    continue
+                why = _ragged_use(self.parsed, helper, param, position)
+                if why is not None:
+                    return (
+                        f"the index `{index}` is passed to `{helper.name.value}` as `{param}`, {why}: each step "
+                        "computes on a different shape, distinct computations rather than steps along one axis"
+                    )
+        return None
 
     def _shifted_windows(self, loop: cst.For, index: str | None) -> str | None:
         """`x[:, start:end]` with bounds that shift with the index over a count that is not a
@@ -363,6 +458,38 @@ class ContainerEvidence:
                 if not (isinstance(key, cst.Index) and _string_from(key.value, index)):
                     return None
         return "each step stores its value under a key built from the index (a dict of named entries, one per step)"
+
+
+def _ragged_use(parsed: ParsedModule, helper: cst.FunctionDef, param: str, position: int) -> str | None:
+    """How a helper makes its shapes depend on `param`: a static argument of its `jit`, or a
+    slice with one bound set by it (`x[k + 1:n]`; `x[k:k + 1]` keeps its size)."""
+    for decorator in helper.decorators:
+        expr = decorator.decorator
+        if not isinstance(expr, cst.Call):
+            continue
+        for arg in expr.args:
+            if arg.keyword is None:
+                continue
+            value = arg.value
+            if arg.keyword.value == "static_argnums":
+                items = value.elements if isinstance(value, (cst.Tuple, cst.List)) else []
+                ints = [e.value.value for e in items if isinstance(e.value, cst.Integer)]
+                if isinstance(value, cst.Integer):
+                    ints.append(value.value)
+                if str(position) in ints:
+                    return "which its `jit` marks static"
+            if arg.keyword.value == "static_argnames" and param in parsed.code(value):
+                return "which its `jit` marks static"
+    for node in descendants(helper.body):
+        if not isinstance(node, cst.Slice):
+            continue
+        reads = [
+            any(isinstance(n, cst.Name) and n.value == param for n in descendants(b)) if b is not None else False
+            for b in (node.lower, node.upper)
+        ]
+        if reads[0] != reads[1]:
+            return "which sets one bound of its slices"
+    return None
 
 
 def _multiplies(expr: cst.BaseExpression, index: str) -> bool:

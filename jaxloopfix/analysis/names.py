@@ -347,11 +347,15 @@ def _statement_flow(statement: cst.CSTNode, flow: Flow) -> None:
         _write(flow, assigned_names([statement]))
 
 
-def statements_storing(node: cst.CSTNode, name: str) -> list[cst.CSTNode]:
-    """Assignments (plain, augmented, annotated) and `for` headers under `node` that store `name`."""
+def statements_storing(node: cst.CSTNode, name: str, nested: bool = True) -> list[cst.CSTNode]:
+    """Assignments (plain, augmented, annotated) and `for` headers under `node` that store `name`
+    (in functions defined under `node` too, unless `nested` is False)."""
     found: list[cst.CSTNode] = []
 
     class Walk(cst.CSTVisitor):
+        def visit_FunctionDef(self, inner: cst.FunctionDef) -> bool:
+            return nested or inner is node
+
         def visit_Assign(self, inner: cst.Assign) -> None:
             if any(name in stored_names(t.target) for t in inner.targets):
                 found.append(inner)

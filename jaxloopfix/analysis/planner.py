@@ -626,7 +626,7 @@ class LoopPlanner:
                         f"{kinds[type(value)]}; `lax.scan` needs the same pytree structure on every step"
                     )
         if init is None or not isinstance(init, cst.Call):
-            return _proven_carry_type(self, name, init, body, plan, element_names)
+            return self._proven_carry_type(name, init, body, plan, element_names)
         per_step = {s.param for s in plan.sequences} | set(element_names)
         per_step_arrays = {self.parsed.code(s.array) for s in plan.sequences}
         if _integer_array(self.parsed, init):
@@ -643,7 +643,33 @@ class LoopPlanner:
                         f"the carry `{name}` starts as a 0-d scalar; cannot prove every step keeps it 0-d "
                         "(adding a per-step slice would broadcast it, which `lax.scan` rejects)"
                     )
-        return _proven_carry_type(self, name, init, body, plan, element_names)
+        return self._proven_carry_type(name, init, body, plan, element_names)
+
+    def _proven_carry_type(
+        self,
+        name: str,
+        init: cst.BaseExpression | None,
+        body: list[cst.BaseStatement],
+        plan: LoopPlan,
+        element_names: list[str],
+    ) -> tuple[str, str] | None:
+        """("unsafe", the assumption) unless the carry provably keeps its dtype and shape after one
+        step (jaxloopfix/analysis/carry_types.py)."""
+        from jaxloopfix.analysis.carry_types import LoopTypes
+
+        cache: dict[int, tuple[LoopTypes, set[str]]] = self.__dict__.setdefault("_carry_types", {})
+        entry = cache.get(id(plan.loop))
+        if entry is None or entry[0].loop is not plan.loop:
+            loop_names = set(element_names) | ({plan.index} if plan.index else set())
+            flow = block_flow(body, defined=set(loop_names))
+            carries = (flow.assigned & flow.read_first) - loop_names
+            types = LoopTypes(
+                self.parsed, self.traced.node, self.traced.static_params, plan.loop, plan.sequences, plan.index
+            )
+            entry = cache[id(plan.loop)] = (types, carries)
+        types, carries = entry
+        reason = types.carry_reason(name, init, body, carries | {name})
+        return ("unsafe", reason) if reason is not None else None
 
     def _assigned_values(self, body: list[cst.BaseStatement], name: str) -> list[cst.BaseExpression]:
         values: list[cst.BaseExpression] = []
@@ -683,6 +709,8 @@ class LoopPlanner:
         """`arr = op(arr[s1], arr[s2])`: an array carry indexed in its own update may shrink,
         grow or lose a dimension every step (`x[0]`, `x[1:]`, `x[idx]`)."""
         for value in self._assigned_values(body, name):
+            if _indexed_update_of(value, name):
+                continue
             for node in descendants(value):
                 if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and node.value.value == name:
                     return self.parsed.code(node)
@@ -893,33 +921,6 @@ def _all_statements(body: list[cst.BaseStatement]) -> list[cst.CSTNode]:
     return out
 
 
-def _proven_carry_type(
-    planner: LoopPlanner,
-    name: str,
-    init: cst.BaseExpression | None,
-    body: list[cst.BaseStatement],
-    plan: LoopPlan,
-    element_names: list[str],
-) -> tuple[str, str] | None:
-    """("unsafe", the assumption) unless the carry provably keeps its dtype and shape after one
-    step (jaxloopfix/analysis/carry_types.py)."""
-    from jaxloopfix.analysis.carry_types import LoopTypes
-
-    cache: dict[int, tuple[LoopTypes, set[str]]] = planner.__dict__.setdefault("_carry_types", {})
-    entry = cache.get(id(plan.loop))
-    if entry is None or entry[0].loop is not plan.loop:
-        loop_names = set(element_names) | ({plan.index} if plan.index else set())
-        flow = block_flow(body, defined=set(loop_names))
-        carries = (flow.assigned & flow.read_first) - loop_names
-        types = LoopTypes(
-            planner.parsed, planner.traced.node, planner.traced.static_params, plan.loop, plan.sequences, plan.index
-        )
-        entry = cache[id(plan.loop)] = (types, carries)
-    types, carries = entry
-    reason = types.carry_reason(name, init, body, carries | {name})
-    return ("unsafe", reason) if reason is not None else None
-
-
 def _walk_assigns(func: cst.FunctionDef) -> list[cst.Assign]:
     found: list[cst.Assign] = []
 
@@ -932,3 +933,22 @@ def _walk_assigns(func: cst.FunctionDef) -> list[cst.Assign]:
 
 
 __all__ = ["LoopPlanner", "contains"]
+
+
+_INDEXED_UPDATES = frozenset({"set", "add", "subtract", "multiply", "divide", "power", "min", "max", "apply"})
+
+
+def _indexed_update_of(value: cst.BaseExpression, name: str) -> bool:
+    """`buf.at[t + 1].set(f(buf[t]))`: an indexed update returns an array of the base's shape
+    and dtype, whatever it reads from the base."""
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)):
+        return False
+    if value.func.attr.value not in _INDEXED_UPDATES or not isinstance(value.func.value, cst.Subscript):
+        return False
+    at = value.func.value.value
+    return (
+        isinstance(at, cst.Attribute)
+        and at.attr.value == "at"
+        and isinstance(at.value, cst.Name)
+        and at.value.value == name
+    )

@@ -19,7 +19,7 @@ modules it imports is recorded in `links` (see `cross_module`).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
@@ -30,7 +30,7 @@ from jaxloopfix.analysis.cross_module import (
     ModuleSite,
 )
 from jaxloopfix.analysis.names import parameters
-from jaxloopfix.analysis.source import ParsedModule, shorten
+from jaxloopfix.analysis.source import ParsedModule, descendants, shorten
 
 # Qualified names of transforms whose function argument is traced.
 TRACING_TRANSFORMS: frozenset[str] = frozenset(
@@ -296,6 +296,9 @@ class TracedFinder:
         self.traced: dict[cst.FunctionDef, TracedFunction] = {}
         # Functions wrapped by `custom_vjp`/`custom_jvp`: their `nondiff_argnums` count.
         self._custom: dict[cst.FunctionDef, int] = {}
+        # Methods a class's traced methods call on `self` (`self._ask(...)` in a jitted `ask`):
+        # a subclass's override of one runs under the same trace.
+        self._hooks: dict[cst.ClassDef, set[str]] = {}
 
     # -- transform recognition -------------------------------------------------
     def transform_of(self, expr: cst.BaseExpression) -> _Transform | None:
@@ -333,6 +336,9 @@ class TracedFinder:
         if transform is None:
             return None
         positional = [a for a in call.args if a.keyword is None and not a.star]
+        if not positional:
+            # `jax.value_and_grad(fun=loss_fn)`: the function passed by keyword.
+            positional = [a for a in call.args if a.keyword is not None and a.keyword.value in FUNCTION_KEYWORDS]
         if not positional:
             return None
         names, nums = _static_args(list(call.args), self._constant)
@@ -400,8 +406,13 @@ class TracedFinder:
             local = self.resolve_class(base.value)
             if local is not None and local is not cls:
                 found = self.framework_of(local, depth + 1)
+                own = self._hooks.get(local)
+                if own and found is not None and found[0].entries.startswith(HOOKS):
+                    return _merge_hooks(found[0], own), found[1]
                 if found is not None:
                     return found
+                if own:
+                    return _hook_framework(local.name.value, own), local.name.value
             imported = self._imported(base.value) if local is None else None
             if imported is not None:
                 qualified = ".".join(imported)
@@ -426,6 +437,8 @@ class TracedFinder:
                 if compact is not None:
                     entries.append((statement, f" (decorated with `@{self.parsed.code(compact.decorator)}`)"))
             elif framework.entries == "forward" and name == "forward":
+                entries.append((statement, ""))
+            elif framework.entries.startswith(HOOKS) and name in framework.entries[len(HOOKS):].split(","):
                 entries.append((statement, ""))
             elif framework.entries == "methods":
                 if name in CONSTRUCTORS or (name.startswith("__") and name.endswith("__")):
@@ -463,8 +476,41 @@ class TracedFinder:
                     out.append(resolved[0])
                 elif isinstance(value, cst.Name):
                     out.extend(self._aliased_functions(value, depth + 1))
+                elif isinstance(value, cst.Call):
+                    out.extend(self._returned_functions(value))
         if not out:
             out.extend(self._passed_functions(expr, depth))
+        return out
+
+    def _probabilistic_primitive(self, func: cst.FunctionDef) -> str | None:
+        """The `numpyro.sample`-like call a function makes in its own body (nested functions aside)."""
+        parsed = self.parsed
+        found: list[str] = []
+
+        class Walk(cst.CSTVisitor):
+            def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+                return node is func
+
+            def visit_Call(self, node: cst.Call) -> None:
+                if not found and isinstance(node.func, (cst.Name, cst.Attribute)):
+                    if parsed.qualified_name(node.func) in MODEL_PRIMITIVES:
+                        found.append(parsed.code(node.func))
+
+        func.visit(Walk())
+        return found[0] if found else None
+
+    def _returned_functions(self, call: cst.Call) -> list[cst.FunctionDef]:
+        """`make_loss(cfg)`: the functions a factory defines inside itself and returns by name."""
+        factory = self.resolve_function(call.func)
+        if factory is None:
+            return []
+        inner = {
+            s.name.value: s for s in factory.body.body if isinstance(s, cst.FunctionDef)
+        } if isinstance(factory.body, cst.IndentedBlock) else {}
+        out: list[cst.FunctionDef] = []
+        for node in descendants(factory):
+            if isinstance(node, cst.Return) and isinstance(node.value, cst.Name) and node.value.value in inner:
+                out.append(inner[node.value.value])
         return out
 
     def _passed_functions(self, expr: cst.Name, depth: int) -> list[cst.FunctionDef]:
@@ -601,22 +647,41 @@ class TracedFinder:
             if wrapped is not None and wrapped[0] not in self.traced:
                 func, transform = wrapped
                 self._mark(func, self._at_line(f"wrapped by `{shorten(parsed.code(call))}`", call), transform)
+            elif wrapped is None:
+                # `loss_fn = make_loss(cfg)` then `jax.grad(loss_fn)`: what the alias may name.
+                target = self.wrapped_target(call)
+                for func in self._aliased_functions(target[0]) if target is not None else ():
+                    if func not in self.traced:
+                        self._mark(func, self._at_line(f"wrapped by `{shorten(parsed.code(call))}`", call), target[1])
         self._mark_framework_entries(functions, calls, classes)
         if self.site is not None:
             self._cross_module(calls)
 
-        # Propagate: nested definitions and same-module callees of traced functions.
+        # Propagate: nested definitions and same-module callees of traced functions, then the
+        # overrides of methods that traced methods call on `self`, until nothing changes.
         work = list(self.traced.values())
         while work:
-            current = work.pop()
-            for inner, reason in self._reached_from(current):
-                if inner not in self.traced:
-                    traced = TracedFunction(inner, reason)
-                    self.traced[inner] = traced
-                    work.append(traced)
+            while work:
+                current = work.pop()
+                for inner, reason in self._reached_from(current):
+                    if inner not in self.traced:
+                        traced = TracedFunction(inner, reason)
+                        self.traced[inner] = traced
+                        work.append(traced)
+            before = set(self.traced)
+            if self._collect_hooks():
+                self._seed_overrides(classes)
+            work = [t for f, t in self.traced.items() if f not in before]
         if self.site is not None and self.site.module is not None:
             for statement in parsed.module.body:
-                found = self.framework_of(statement) if isinstance(statement, cst.ClassDef) else None
+                if not isinstance(statement, cst.ClassDef):
+                    continue
+                found = self.framework_of(statement)
+                own = self._hooks.get(statement)
+                if found is None and own:
+                    found = (_hook_framework(statement.name.value, own), "")
+                elif found is not None and own and found[0].entries.startswith(HOOKS):
+                    found = (_merge_hooks(found[0], own), found[1])
                 if found is not None:
                     qualified = f"{self.site.module}.{statement.name.value}"
                     self.links.classes.append(ModuleClass(qualified, found[0].label, found[0].entries))
@@ -701,6 +766,11 @@ class TracedFinder:
                         reason = f"decorated with `@{parsed.code(expr)}`"
                         self._seed(func, reason, transformed=False, static=set(params[:nondiff]))
         # Entry points whose parameters are not known to be tracers.
+        for func in functions:
+            sample = self._probabilistic_primitive(func)
+            if sample is not None:
+                # MCMC, SVI and Predictive run a model under `jit`/`vmap` (NUTS traces its potential).
+                self._seed(func, f"a NumPyro model (it calls `{sample}`): inference runs it under a trace", transformed=False)
         for cls in classes:
             found = self.framework_of(cls)
             if found is None:
@@ -898,6 +968,39 @@ class TracedFinder:
         transform = wrapped[1]
         return method, _Transform(transform.name, set(transform.static_names), {n + 1 if n >= 0 else n for n in transform.static_nums} | {0})
 
+    def _collect_hooks(self) -> bool:
+        """Record the methods each traced method calls on `self`; whether any are new."""
+        changed = False
+        for func in list(self.traced):
+            cls = self.parsed.parent(self.parsed.parent(func) or func)
+            if not isinstance(cls, cst.ClassDef):
+                continue
+            found = self.framework_of(cls)
+            if found is not None and not found[0].entries.startswith(HOOKS):
+                continue  # a framework module: its entries are known
+            names = {
+                node.func.attr.value
+                for node in descendants(func)
+                if isinstance(node, cst.Call)
+                and isinstance(node.func, cst.Attribute)
+                and isinstance(node.func.value, cst.Name)
+                and node.func.value.value == "self"
+            }
+            known = self._hooks.setdefault(cls, set())
+            if not names <= known:
+                known |= names
+                changed = True
+        return changed
+
+    def _seed_overrides(self, classes: list[cst.ClassDef]) -> None:
+        """Trace each subclass's override of a method its base's traced methods call on `self`."""
+        for cls in classes:
+            found = self.framework_of(cls)
+            if found is None or not found[0].entries.startswith(HOOKS):
+                continue
+            for method, _ in self._module_entries(cls, found[0]):
+                self._seed(method, f"method `{method.name.value}` of `{cls.name.value}`, a {found[0].label}", transformed=False)
+
     def is_module_class(self, expr: cst.BaseExpression) -> bool:
         """Whether `expr` names a Flax/Haiku/Equinox (or configured) module class, defined here or
         in a checked project module."""
@@ -922,6 +1025,28 @@ class TracedFinder:
         return None
 
 
+
+
+# Calls that make a function a NumPyro model, which inference always traces.
+MODEL_PRIMITIVES: frozenset[str] = frozenset(
+    {"numpyro.sample", "numpyro.primitives.sample", "numpyro.factor", "numpyro.primitives.factor"}
+)
+
+# Keywords transforms take their function by (`jax.grad(fun=f)`, `jax.vmap(fun=f)`).
+FUNCTION_KEYWORDS: frozenset[str] = frozenset({"fun", "f", "fn", "func"})
+
+# `_Framework.entries` of a class whose base's traced methods call methods on `self`: the
+# names that follow, comma-separated, run traced in a subclass that overrides them.
+HOOKS = "hooks:"
+
+
+def _hook_framework(base: str, names: set[str]) -> _Framework:
+    return _Framework(f"subclass of `{base}`, whose traced methods call it on `self`", HOOKS + ",".join(sorted(names)))
+
+
+def _merge_hooks(framework: _Framework, names: set[str]) -> _Framework:
+    known = set(framework.entries[len(HOOKS):].split(","))
+    return replace(framework, entries=HOOKS + ",".join(sorted(known | names)))
 
 
 def find_traced_functions(
