@@ -131,6 +131,9 @@ class ContainerEvidence:
         """A local name or parameter known to hold a Python container."""
         if name in self.facts.names:
             return None
+        star = self._starred(name)
+        if star is not None:
+            return star
         annotation = self._annotations.get(name)
         if annotation is not None and _container_annotation(annotation):
             return f"`{name}` is annotated `{shorten(self.parsed.code(annotation), 40)}`, a Python container"
@@ -144,6 +147,18 @@ class ContainerEvidence:
                     return f"`{name}` is bound to `{shorten(self.parsed.code(value), 40)}`, a Python container"
         if name in self.facts._containers:
             return f"`{name}` is used as a Python container (`.append`, `.items()`, string keys)"
+        return None
+
+    def _starred(self, name: str) -> str | None:
+        """`def f(*masks)` binds a tuple; `first, *rest = items` binds a list."""
+        star = self.func.params.star_arg
+        if isinstance(star, cst.Param) and star.name.value == name:
+            return f"`{name}` is the `*{name}` parameter, a tuple of arguments"
+        for node in descendants(self.func.body):
+            if isinstance(node, cst.StarredElement) and isinstance(node.value, cst.Name) and node.value.value == name:
+                parent = self.parsed.parent(node)
+                if isinstance(parent, (cst.Tuple, cst.List)) and isinstance(self.parsed.parent(parent), cst.AssignTarget):
+                    return f"`{name}` is bound by `*{name}` in an unpacking, a Python list"
         return None
 
     def _module_values(self, name: str) -> list[cst.BaseExpression | str]:
@@ -183,6 +198,7 @@ class ContainerEvidence:
             or self._keyed_entries(loop, index)
             or self._attribute_per_step(loop, index)
             or self._no_array_work(loop)
+            or self._keeps_nothing(loop)
             or (self._shifted_windows(loop, index) if trip_kind != "shape" else None)
             or self._ragged_helper(loop, index)
             or (self._python_int_shapes(loop) if trip_kind != "shape" else None)
@@ -423,6 +439,63 @@ class ContainerEvidence:
                 return None
         return "the body runs no array operation (no arithmetic, no JAX call, no function or module call): it builds Python structure"
 
+    def _keeps_nothing(self, loop: cst.For) -> str | None:
+        """A body that stores nothing (no assignment, no item or attribute store, no `append`)
+        and only makes calls whose results it discards: argument checks, barriers, prints.
+        There is no value to carry or stack; a pure call's result is dead code under `jit`."""
+        calls = 0
+        for node in _own_descendants(loop.body):
+            if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.Del, cst.AsName,
+                                 cst.Return, cst.Yield, cst.Await, cst.Global, cst.Nonlocal)):
+                return None
+            if isinstance(node, (cst.For, cst.While, cst.With)):
+                return None
+            if isinstance(node, cst.Call):
+                func = node.func
+                if isinstance(func, cst.Attribute) and func.attr.value in MUTATING_METHODS:
+                    return None
+                if not isinstance(self.parsed.parent(node), cst.Expr):
+                    continue  # an argument of a discarded call, or a test
+                calls += 1
+        if not calls:
+            return None
+        return "the body stores nothing and discards every call's result (checks, barriers, prints): no value is computed per step"
+
+    def python_level(self, loop: cst.For) -> str | None:
+        """The first construct in the body that only Python-level code uses: an early `return`
+        (a search), `yield`, `raise`, `try`, `:=`, `del`, or a store into an outer object
+        (`counts[k] = ...`, `out.extend(...)`). On its own it is a reason to refuse a fix; with
+        nothing in the loop known to be an array, it is evidence of checks, searches and
+        bookkeeping over Python values."""
+        assigned = {n for node in _own_descendants(loop.body) if isinstance(node, cst.Assign)
+                    for t in node.targets for n in stored_names(t.target) if isinstance(t.target, cst.Name)}
+        assigned |= stored_names(loop.target)
+        words = {cst.Return: "returns from the function", cst.Yield: "yields", cst.Raise: "raises",
+                 cst.Try: "catches exceptions", cst.NamedExpr: "uses `:=`", cst.Del: "deletes names",
+                 cst.Global: "declares `global` names", cst.Nonlocal: "declares `nonlocal` names"}
+        for node in _own_descendants(loop.body):
+            for kind, word in words.items():
+                if isinstance(node, kind):
+                    return f"the body {word}"
+            targets: list[cst.BaseExpression] = []
+            if isinstance(node, cst.Assign):
+                targets = [t.target for t in node.targets]
+            elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
+                targets = [node.target]
+            for target in targets:
+                # An item store into an outer dict or list (`counts[axis] = ...`); attribute stores
+                # (`self.state.value = h`) are how module state is written, not evidence.
+                if isinstance(target, cst.Subscript):
+                    root = _root(target)
+                    if root is not None and root not in assigned and root != "self":
+                        return f"the body stores into the outer object `{root}` (`{shorten(self.parsed.code(target), 30)}`)"
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+                if node.func.attr.value in BOOKKEEPING_METHODS:
+                    root = _root(node.func.value)
+                    if root is not None and root not in assigned:
+                        return f"the body fills the outer object `{root}` (`.{node.func.attr.value}(...)`)"
+        return None
+
     def _attribute_per_step(self, loop: cst.For, index: str | None) -> str | None:
         """`getattr(self, f"block_{i}")`: a different attribute (submodule) every step."""
         if index is None:
@@ -490,6 +563,24 @@ def _ragged_use(parsed: ParsedModule, helper: cst.FunctionDef, param: str, posit
         if reads[0] != reads[1]:
             return "which sets one bound of its slices"
     return None
+
+
+# Methods that store into the object they are called on.
+MUTATING_METHODS = frozenset(
+    {"append", "extend", "insert", "update", "add", "setdefault", "put", "put_nowait", "write", "appendleft",
+     "extendleft", "__setitem__", "set", "remove", "pop", "discard", "clear", "sort", "reverse"}
+)
+
+
+# Methods that fill a dict or set; `append`/`extend` build the lists a scan would stack.
+BOOKKEEPING_METHODS = frozenset({"update", "add", "setdefault", "discard", "remove", "insert"})
+
+
+def _root(expr: cst.BaseExpression) -> str | None:
+    """`counts` for `counts[k]`, `self.cache[k].items`; None for a call's result."""
+    while isinstance(expr, (cst.Subscript, cst.Attribute)):
+        expr = expr.value
+    return expr.value if isinstance(expr, cst.Name) else None
 
 
 def _multiplies(expr: cst.BaseExpression, index: str) -> bool:

@@ -17,10 +17,10 @@ from jaxloopfix.analysis.body import body_refusal
 from jaxloopfix.analysis.containers import ContainerEvidence
 from jaxloopfix.analysis.dataflow import LoopDataflow, appended_list, contains
 from jaxloopfix.analysis.index_use import IndexUseChecker
-from jaxloopfix.analysis.loops import IterationAnalyzer, TripCount, maybe_array_reason
+from jaxloopfix.analysis.loops import Iteration, IterationAnalyzer, TripCount, maybe_array_reason
 from jaxloopfix.analysis.names import assigned_names, block_flow, loads, parameters, stored_names
 from jaxloopfix.analysis.plan import Accumulator, Carry, LoopPlan, Sequence
-from jaxloopfix.analysis.source import ParsedModule, descendants
+from jaxloopfix.analysis.source import ParsedModule, descendants, shorten
 from jaxloopfix.analysis.traced import TracedFunction
 
 GROWING = frozenset(
@@ -67,6 +67,9 @@ class LoopPlanner:
             return self._skip(loop, "its trip count is a traced value, which raises under a trace (JLF003 reports it)")
         if iteration is not None and iteration.trip.kind == "ndim":
             return self._skip(loop, "it steps over the axes of an array (`range(x.ndim)`), a few static steps")
+        disabled = self._jit_disabled_branch(loop)
+        if disabled is not None:
+            return self._skip(loop, disabled)
         evidence = self.evidence.iterable(loop.iter)
         if evidence is None and iteration is None and isinstance(loop.target, (cst.Tuple, cst.List)):
             evidence = (
@@ -268,12 +271,34 @@ class LoopPlanner:
         self._check_values(plan, array_names)
         self._check_bounds(plan)
         plan.refusal = refusal
+        if refusal is not None and trip.kind != "shape" and not self._proven_array_work(iteration, plan, loop):
+            python_level = self.evidence.python_level(loop)
+            if python_level is not None:
+                return self._skip(
+                    loop,
+                    f"{python_level} and nothing the loop reads is known to be an array: checks, searches or "
+                    "bookkeeping over Python values",
+                )
         if reshaped and trip.kind != "shape" and not plan.sequences and not iteration.elements:
             # Over a count that is not a sequence length, each step computes on a different shape
             # (`jnp.diff`'s n-th difference, growing block matrices): a deliberate unroll of
             # distinct computations, not one step along an array axis.
             return self._skip(loop, f"{reshaped} over a count that is not a sequence length: distinct computations, not steps along an axis")
         return plan
+
+    def _jit_disabled_branch(self, loop: cst.For) -> str | None:
+        """`if config.disable_jit.value:` / `if _DISABLE_CONTROL_FLOW_PRIM:`: the loop is the
+        eager fallback of a structured loop, run only when nothing is traced."""
+        child: cst.CSTNode = loop
+        for ancestor in self.parsed.ancestors(loop):
+            if ancestor is self.traced.node:
+                break
+            if isinstance(ancestor, cst.If) and child is ancestor.body:
+                test = self.parsed.code(ancestor.test).lower()
+                if "disable_jit" in test or "disable_control_flow" in test:
+                    return f"it runs only when tracing is disabled (`if {shorten(self.parsed.code(ancestor.test), 40)}:`)"
+            child = ancestor
+        return None
 
     def _inner_hyperparameter_loop(self, loop: cst.For) -> str | None:
         """`for base in self.bases: for i in range(self.n_digits): ...`: a count set by the object's
@@ -311,6 +336,34 @@ class LoopPlanner:
             if name in assigned_names([statement]):
                 return self._first_position(statement)
         return (1 << 30, 0)
+
+    def _proven_array_work(self, iteration: Iteration, plan: LoopPlan, loop: cst.For) -> bool:
+        """Whether the loop provably touches an array: it iterates one, reads slices or rows of
+        one, or carries or accumulates one."""
+        if any(self.facts.is_array(source) for _, source in iteration.elements):
+            return True
+        elements = {name for name, _ in iteration.elements}
+        if any(self.facts.is_array(s.array) or s.param not in elements for s in plan.sequences):
+            return True  # a proven array, or per-step reads `ts[i + 1] - ts[i]` by the index
+        if plan.index is not None and (self._indexes_array(loop, plan.index) or self._reads_by_index(loop, plan.index)):
+            return True
+        if any(c.init == "array" or c.name in self.facts.names for c in plan.carries):
+            return True
+        return any(a.append is not None and self.facts.is_array(a.value) for a in plan.accumulators if a.value is not None)
+
+    def _reads_by_index(self, loop: cst.For, index: str) -> bool:
+        """`ts[i + 1] - ts[i]`: the index selects from a value not known to be a Python container,
+        and the result enters arithmetic (a per-step read of possible array data)."""
+        for node in descendants(loop.body):
+            if not isinstance(node, cst.BinaryOperation):
+                continue
+            for side in (node.left, node.right):
+                if not (isinstance(side, cst.Subscript) and isinstance(side.value, cst.Name)):
+                    continue
+                if any(index in {n.value for n in loads(e)} for e in side.slice):
+                    if self.evidence.name(side.value.value) is None:
+                        return True
+        return False
 
     def _has_array_evidence(self, elements: list, plan: LoopPlan | list, loop: cst.For) -> bool:
         if elements:
