@@ -374,3 +374,33 @@ def test_prefilter_keeps_framework_files():
     )
     assert may_have_findings("import numpyro\n\ndef m(xs):\n    for x in xs:\n        pass\n\nnumpyro.infer.NUTS(m)\n")
     assert not may_have_findings("import flax\n\nclass M:\n    def f(self, xs):\n        for x in xs:\n            pass\n")
+
+
+def test_keywords_bound_by_a_partial_alias_are_static_under_the_transform():
+    """`inner = partial(f, normalize=True, n_steps=4)` then `jax.vmap(inner)`: the bound keywords
+    are Python values, so `if normalize:` and `range(n_steps)` trace fine; the rest of `f`'s
+    parameters are tracers, so the loop over them is reported."""
+    found = _lint(
+        """
+        import functools
+
+        import jax
+        import jax.numpy as jnp
+
+
+        def attend(q, k, normalize, n_steps):
+            if normalize:
+                q = q / jnp.linalg.norm(q)
+            s = jnp.zeros(k.shape[1:])
+            for t in range(n_steps):
+                s = jnp.tanh(s + q[t] * k[t])
+            return s
+
+
+        def batched(q, k):
+            inner = functools.partial(attend, normalize=True, n_steps=4)
+            return jax.vmap(inner)(q, k)
+        """
+    )
+    assert [d.code for d in found] == ["JLF002"], [d.message for d in found]
+    assert "wrapped by `jax.vmap(inner)`" in found[0].traced_reason

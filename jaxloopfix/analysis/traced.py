@@ -456,15 +456,19 @@ class TracedFinder:
             if resolved is not None:
                 found.append((*resolved, taker))
             else:
-                found.extend((func, set(), taker) for func in self._aliased_functions(item))
+                found.extend((func, bound, taker) for func, bound in self._aliased_with_bound(item))
         return found
 
     def _aliased_functions(self, expr: cst.BaseExpression, depth: int = 0) -> list[cst.FunctionDef]:
-        """`model = ar2_for_loop` (in any branch), `g = partial(f, ...)`: the functions a local
-        alias may name. A parameter (`def run(model): NUTS(model)`) names what its callers pass."""
+        return [func for func, _ in self._aliased_with_bound(expr, depth)]
+
+    def _aliased_with_bound(self, expr: cst.BaseExpression, depth: int = 0) -> list[tuple[cst.FunctionDef, set[str]]]:
+        """`model = ar2_for_loop` (in any branch), `g = partial(f, k=v)`: the functions a local
+        alias may name, with the parameters a `partial` binds (Python values, static under a
+        transform). A parameter (`def run(model): NUTS(model)`) names what its callers pass."""
         if not isinstance(expr, cst.Name) or depth > 4:
             return []
-        out: list[cst.FunctionDef] = []
+        out: list[tuple[cst.FunctionDef, set[str]]] = []
         for name in self._definitions(expr, cst.Name):
             assign = self._assignment(name)  # type: ignore[arg-type]
             if assign is None or len(assign.targets) != 1:
@@ -473,13 +477,13 @@ class TracedFinder:
             for value in options:
                 resolved = self._function_and_bound(value)
                 if resolved is not None:
-                    out.append(resolved[0])
+                    out.append(resolved)
                 elif isinstance(value, cst.Name):
-                    out.extend(self._aliased_functions(value, depth + 1))
+                    out.extend(self._aliased_with_bound(value, depth + 1))
                 elif isinstance(value, cst.Call):
-                    out.extend(self._returned_functions(value))
+                    out.extend((func, set()) for func in self._returned_functions(value))
         if not out:
-            out.extend(self._passed_functions(expr, depth))
+            out.extend((func, set()) for func in self._passed_functions(expr, depth))
         return out
 
     def _probabilistic_primitive(self, func: cst.FunctionDef) -> str | None:
@@ -650,9 +654,10 @@ class TracedFinder:
             elif wrapped is None:
                 # `loss_fn = make_loss(cfg)` then `jax.grad(loss_fn)`: what the alias may name.
                 target = self.wrapped_target(call)
-                for func in self._aliased_functions(target[0]) if target is not None else ():
+                for func, bound in self._aliased_with_bound(target[0]) if target is not None else ():
                     if func not in self.traced:
-                        self._mark(func, self._at_line(f"wrapped by `{shorten(parsed.code(call))}`", call), target[1])
+                        transform = _Transform(target[1].name, target[1].static_names | bound, set(target[1].static_nums))
+                        self._mark(func, self._at_line(f"wrapped by `{shorten(parsed.code(call))}`", call), transform)
         self._mark_framework_entries(functions, calls, classes)
         if self.site is not None:
             self._cross_module(calls)
