@@ -15,7 +15,7 @@ from collections.abc import Callable
 import libcst as cst
 
 from jaxloopfix.analysis.arrays import ARRAY_ATTRIBUTES, ARRAY_METHODS, ArrayFacts
-from jaxloopfix.analysis.names import parameters, stored_names
+from jaxloopfix.analysis.names import block_flow, parameters, stored_names
 from jaxloopfix.analysis.source import ParsedModule, descendants, shorten
 
 # Annotations of Python containers (`list[Layer]`, `Sequence[MemoryLocation]`, `dict[str, Array]`).
@@ -107,7 +107,15 @@ class ContainerEvidence:
                 return None
             if isinstance(func, cst.Attribute) and func.attr.value == "range" and qname != "builtins.range":
                 return f"it iterates `{code}`, a loop API's own range (such as `jax.experimental.loops`), not Python's"
+            if isinstance(func, cst.Attribute) and func.attr.value in STRING_SPLITS and any(
+                isinstance(a.value, (cst.SimpleString, cst.FormattedString)) for a in expr.args
+            ):
+                return f"it iterates `{code}`, the pieces of a string"
+            if qname is not None and qname.split(".", 1)[0] in HOST_MODULES:
+                return f"it iterates `{code}`, a standard-library result (file names, strings, Python objects)"
             return None
+        if isinstance(expr, cst.Attribute) and expr.attr.value in ("_fields", "__mro__", "__slots__"):
+            return f"it iterates `{code}`, names or classes of a Python type"
         if isinstance(expr, cst.Attribute) and _rooted_at_self(expr):
             return f"it iterates `{code}`, an attribute of the object (its layers, submodules or configured items)"
         if isinstance(expr, cst.Name):
@@ -199,6 +207,7 @@ class ContainerEvidence:
             or self._attribute_per_step(loop, index)
             or self._no_array_work(loop)
             or self._keeps_nothing(loop)
+            or self._builds_objects(loop)
             or (self._shifted_windows(loop, index) if trip_kind != "shape" else None)
             or self._ragged_helper(loop, index)
             or (self._python_int_shapes(loop) if trip_kind != "shape" else None)
@@ -439,6 +448,42 @@ class ContainerEvidence:
                 return None
         return "the body runs no array operation (no arithmetic, no JAX call, no function or module call): it builds Python structure"
 
+    def _builds_objects(self, loop: cst.For) -> str | None:
+        """`layers.append(MaskedDense(mask))`, `flows.append(Transform(arn))`: each step builds an
+        object (a layer, a transform) and no arithmetic runs outside `if` tests and constructor
+        arguments: a model is being assembled, not array data stepped through."""
+        built: str | None = None
+        for node in _own_descendants(loop.body):
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "append":
+                value = node.args[0].value if node.args else None
+                if isinstance(value, cst.Call) and _constructor(value.func):
+                    built = built or self.parsed.code(value.func)
+        if built is None or not isinstance(loop.body, cst.IndentedBlock):
+            return None
+        flow = block_flow(list(loop.body.body), defined=stored_names(loop.target))
+        for node in _own_descendants(loop.body):
+            if isinstance(node, cst.Assign):
+                names = {n for t in node.targets for n in stored_names(t.target)}
+                if names & flow.assigned & flow.read_first and not isinstance(node.value, (cst.Name, cst.Integer)):
+                    return None  # state carried through a call (`h = cell(h, x)`): a recurrence
+            if isinstance(node, cst.BinaryOperation) and not self._inside_test_or_constructor(node, loop):
+                return None
+            if isinstance(node, cst.Call) and isinstance(node.func, (cst.Name, cst.Attribute)):
+                qname = self.parsed.qualified_name(node.func) or ""
+                if qname.startswith(("jax.", "numpy.")) and not self._inside_test_or_constructor(node, loop):
+                    return None
+        return f"each step builds an object (`{built}(...)`) and appends it: assembling layers or transforms, not array work"
+
+    def _inside_test_or_constructor(self, node: cst.CSTNode, loop: cst.For) -> bool:
+        for ancestor in self.parsed.ancestors(node):
+            if ancestor is loop:
+                return False
+            if isinstance(ancestor, cst.If) and self.parsed.contains(ancestor.test, node):
+                return True
+            if isinstance(ancestor, cst.Call) and _constructor(ancestor.func):
+                return True
+        return False
+
     def _keeps_nothing(self, loop: cst.For) -> str | None:
         """A body that stores nothing (no assignment, no item or attribute store, no `append`)
         and only makes calls whose results it discards: argument checks, barriers, prints.
@@ -570,6 +615,18 @@ MUTATING_METHODS = frozenset(
     {"append", "extend", "insert", "update", "add", "setdefault", "put", "put_nowait", "write", "appendleft",
      "extendleft", "__setitem__", "set", "remove", "pop", "discard", "clear", "sort", "reverse"}
 )
+
+
+def _constructor(func: cst.BaseExpression) -> bool:
+    """`MaskedDense`, `dist.Normal`: a CapWords name, a class by PEP 8 (not an ALL_CAPS constant)."""
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    return name[:1].isupper() and not name.isupper()
+
+
+# `str.split`-like methods: with a string argument they return a list of strings.
+STRING_SPLITS = frozenset({"split", "rsplit", "splitlines", "partition", "rpartition"})
+# Standard-library modules whose functions return Python values (paths, strings, objects).
+HOST_MODULES = frozenset({"glob", "os", "re", "pathlib", "inspect", "importlib", "pkgutil", "sys", "shlex", "fnmatch"})
 
 
 # Methods that fill a dict or set; `append`/`extend` build the lists a scan would stack.
