@@ -478,8 +478,8 @@ class ContainerEvidence:
         for ancestor in self.parsed.ancestors(node):
             if ancestor is loop:
                 return False
-            if isinstance(ancestor, cst.If) and self.parsed.contains(ancestor.test, node):
-                return True
+            if isinstance(ancestor, (cst.If, cst.IfExp)) and self.parsed.contains(ancestor.test, node):
+                return True  # `if i > 0:`, `"gated" if i < n - 1 else None`
             if isinstance(ancestor, cst.Call) and _constructor(ancestor.func):
                 return True
         return False
