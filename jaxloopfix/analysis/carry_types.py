@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from jaxloopfix.analysis.loops import _is_shape_index
 from jaxloopfix.analysis.names import parameters, statements_storing, stored_names
 from jaxloopfix.analysis.source import ParsedModule, shorten
 
@@ -765,14 +766,7 @@ class LoopTypes:
         shape = self._shape_expr(node, env)
         if shape is not None:
             return shape
-        if (
-            isinstance(node, cst.Subscript)
-            and isinstance(node.value, cst.Attribute)
-            and node.value.attr.value == "shape"
-            and len(node.slice) == 1
-            and isinstance(node.slice[0].slice, cst.Index)
-            and _int(node.slice[0].slice.value) is not None
-        ):
+        if _is_shape_index(node) and _int(node.slice[0].slice.value) is not None:
             return Shape(dims=(self._dim(node, env),))  # `x.shape[k]` is one int
         if isinstance(node, cst.Name) or _is_dim_expr(node):
             dim = self._dim(node, env)
@@ -809,13 +803,7 @@ class LoopTypes:
     def _dim(self, node: cst.BaseExpression, env: dict[str, Ty]) -> str:
         if isinstance(node, cst.Integer):
             return str(int(node.evaluated_value))
-        if (
-            isinstance(node, cst.Subscript)
-            and isinstance(node.value, cst.Attribute)
-            and node.value.attr.value == "shape"
-            and len(node.slice) == 1
-            and isinstance(node.slice[0].slice, cst.Index)
-        ):
+        if _is_shape_index(node):
             position = _int(node.slice[0].slice.value)
             base = self._shape_expr(node.value, env)
             if position is not None and base is not None and base.dims is not None and -len(base.dims) <= position < len(base.dims):
