@@ -119,7 +119,30 @@ class ContainerEvidence:
         if isinstance(expr, cst.Attribute) and _rooted_at_self(expr):
             return f"it iterates `{code}`, an attribute of the object (its layers, submodules or configured items)"
         if isinstance(expr, cst.Name):
-            return self.name(expr.value)
+            return self.name(expr.value) or self._checked_sequence(expr)
+        return None
+
+    def _checked_sequence(self, expr: cst.Name) -> str | None:
+        """`if isinstance(names, (tuple, list)): for n in names: ...` (or the `else:` of
+        `if not isinstance(...)`): the branch runs only for a Python sequence, as an annotation
+        `tuple[...]` would say."""
+        child: cst.CSTNode = expr
+        for ancestor in self.parsed.ancestors(expr):
+            if ancestor is self.func:
+                break
+            if isinstance(ancestor, cst.If):
+                test, negated = ancestor.test, False
+                if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+                    test, negated = test.expression, True
+                in_branch = child is (ancestor.orelse if negated else ancestor.body)
+                if in_branch and isinstance(test, cst.Call) and self.parsed.qualified_name(test.func) == "builtins.isinstance":
+                    args = [a.value for a in test.args]
+                    if len(args) == 2 and isinstance(args[0], cst.Name) and args[0].value == expr.value:
+                        kinds = args[1].elements if isinstance(args[1], cst.Tuple) else [cst.Element(args[1])]
+                        names = {self.parsed.code(k.value) for k in kinds}
+                        if names and names <= {"tuple", "list", "Sequence", "collections.abc.Sequence"}:
+                            return f"`{expr.value}` is checked with `{shorten(self.parsed.code(test), 40)}`: a Python sequence"
+            child = ancestor
         return None
 
     def count(self, expr: cst.BaseExpression) -> str | None:
@@ -155,7 +178,7 @@ class ContainerEvidence:
                     return f"`{name}` is bound to `{shorten(self.parsed.code(value), 40)}`, a Python container"
         if name in self.facts._containers:
             return f"`{name}` is used as a Python container (`.append`, `.items()`, string keys)"
-        return None
+        return self._unpacked(name)
 
     def _starred(self, name: str) -> str | None:
         """`def f(*masks)` binds a tuple; `first, *rest = items` binds a list."""
@@ -186,16 +209,45 @@ class ContainerEvidence:
 
     def _enclosing_values(self, name: str) -> list[cst.BaseExpression | str]:
         """Values a closure variable is bound to in the functions that enclose this one."""
+        from jaxloopfix.analysis.loops import _enclosing_assignments
+
+        return _enclosing_assignments(self.parsed, self.func, name)
+
+    def _unpacked(self, name: str) -> str | None:
+        """`leaves, treedef = jax.tree.flatten(tree)`, `groups, splits = unzip(d.items())`: a
+        name unpacked from a pytree flatten (its leaves) or from a call over a Python container,
+        here or in the nearest enclosing function that binds it."""
         from jaxloopfix.analysis.loops import _local_assignments
 
-        for ancestor in self.parsed.ancestors(self.func):
-            if isinstance(ancestor, cst.FunctionDef):
-                if any(p.name.value == name for p in parameters(ancestor)):
-                    return []
-                values = _local_assignments(ancestor).get(name)
-                if values:
-                    return values
-        return []
+        scopes = [self.func, *(a for a in self.parsed.ancestors(self.func) if isinstance(a, cst.FunctionDef))]
+        for scope in scopes:
+            if any(p.name.value == name for p in parameters(scope)):
+                return None
+            for node in _own_descendants(scope.body):
+                if isinstance(node, cst.Assign) and isinstance(node.value, cst.Call):
+                    found = self._unpacked_from(node, name)
+                    if found:
+                        return found
+            if _local_assignments(scope).get(name):
+                return None
+        return None
+
+    def _unpacked_from(self, node: cst.Assign, name: str) -> str | None:
+        call = node.value
+        assert isinstance(call, cst.Call)
+        for target in node.targets:
+            t = target.target
+            if not isinstance(t, (cst.Tuple, cst.List)):
+                continue
+            positions = [i for i, e in enumerate(t.elements) if isinstance(e.value, cst.Name) and e.value.value == name]
+            if not positions:
+                continue
+            code = shorten(self.parsed.code(call), 40)
+            if self.parsed.qualified_name(call.func) in TREE_LEAVES and positions[0] == 0:
+                return f"`{name}` is unpacked from `{code}`: the leaves of a pytree"
+            if any(isinstance(arg.value, cst.Call) and self.iterable(arg.value, 1) for arg in call.args):
+                return f"`{name}` is unpacked from `{code}`, built from a Python container"
+        return None
 
     # -- what the body does ------------------------------------------------------------------
     def body(self, loop: cst.For, index: str | None, elements: list[str], trip_kind: str) -> str | None:
@@ -432,21 +484,55 @@ class ContainerEvidence:
     def _no_array_work(self, loop: cst.For) -> str | None:
         """A body with no arithmetic, no call into JAX and no call of a function, module or
         method beyond Python's own container and string helpers builds Python structure only
-        (shape lists, names, pytree bookkeeping): nothing array-valued is unrolled."""
+        (shape lists, names, pytree bookkeeping): nothing array-valued is unrolled. A counter
+        stepped by a literal (`s_cnt += 1`) only picks the next item of a sequence.
+
+        Text is Python structure too: string concatenation (`label += "</b>"`), and calls whose
+        result is formatted into an f-string (`f"{keystr(key)}"`). So is a call of the function
+        itself (`out.extend(walk(sub))`: a recursive walk over nested structure, whose own loops
+        are judged on their own) and a call that only reads static metadata (`jax.typeof(x)`)."""
+        recursive = False
         for node in _own_descendants(loop.body):
             if isinstance(node, cst.BinaryOperation) and not isinstance(node.operator, (cst.BitOr, cst.BitAnd)):
-                return None
-            if isinstance(node, cst.AugAssign):
+                if not _text_operation(node):
+                    return None
+            if isinstance(node, cst.AugAssign) and not (
+                isinstance(node.operator, cst.AddAssign) and _text_value(node.value)
+            ) and not (  # a Python counter (`s_cnt += 1`) picking the next item
+                isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)) and isinstance(node.value, cst.Integer)
+            ):
                 return None
             if isinstance(node, cst.Call):
+                if self._formatted(node, loop):
+                    continue
                 func = node.func
                 qname = self.parsed.qualified_name(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
                 if qname is not None and qname.startswith("builtins.") and qname.rsplit(".", 1)[-1] in PYTHON_HELPERS:
                     continue
                 if isinstance(func, cst.Attribute) and func.attr.value in PYTHON_METHODS:
                     continue
+                if isinstance(func, cst.Name) and func.value == self.func.name.value:
+                    recursive = True
+                    continue
+                name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+                if name in METADATA_FUNCTIONS:
+                    continue
                 return None
-        return "the body runs no array operation (no arithmetic, no JAX call, no function or module call): it builds Python structure"
+        if recursive:
+            return (
+                f"each step calls `{self.func.name.value}` itself and nothing else computes: a recursive walk "
+                "over nested structure (its own loops are judged on their own)"
+            )
+        return "the body runs no array operation (no arithmetic, no JAX call, no function or module call): it builds Python structure or text"
+
+    def _formatted(self, node: cst.CSTNode, loop: cst.For) -> bool:
+        """Inside an f-string's `{...}`: the value is turned into text."""
+        for ancestor in self.parsed.ancestors(node):
+            if ancestor is loop:
+                return False
+            if isinstance(ancestor, cst.FormattedStringExpression):
+                return True
+        return False
 
     def _builds_objects(self, loop: cst.For) -> str | None:
         """`layers.append(MaskedDense(mask))`, `flows.append(Transform(arn))`: each step builds an
@@ -627,6 +713,26 @@ def _constructor(func: cst.BaseExpression) -> bool:
 STRING_SPLITS = frozenset({"split", "rsplit", "splitlines", "partition", "rpartition"})
 # Standard-library modules whose functions return Python values (paths, strings, objects).
 HOST_MODULES = frozenset({"glob", "os", "re", "pathlib", "inspect", "importlib", "pkgutil", "sys", "shlex", "fnmatch"})
+
+
+# Functions that return a value's static description (its abstract value), never array data.
+METADATA_FUNCTIONS = frozenset({"typeof", "get_aval", "shaped_abstractify", "eval_shape", "ShapeDtypeStruct"})
+
+
+def _text_value(expr: cst.BaseExpression) -> bool:
+    """A string literal, an f-string, or a concatenation with one."""
+    if isinstance(expr, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
+        return True
+    return isinstance(expr, cst.BinaryOperation) and _text_operation(expr)
+
+
+def _text_operation(node: cst.BinaryOperation) -> bool:
+    """`": " + name`, `"%d" % n`: an operation that builds a string."""
+    if isinstance(node.operator, cst.Add):
+        return _text_value(node.left) or _text_value(node.right)
+    if isinstance(node.operator, cst.Modulo):
+        return isinstance(node.left, (cst.SimpleString, cst.ConcatenatedString))
+    return False
 
 
 # Methods that fill a dict or set; `append`/`extend` build the lists a scan would stack.

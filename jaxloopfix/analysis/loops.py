@@ -10,7 +10,7 @@ import libcst as cst
 from jaxloopfix.analysis.arrays import ArrayFacts
 from jaxloopfix.analysis.names import parameters, stored_names
 from jaxloopfix.analysis.plan import RangeBounds
-from jaxloopfix.analysis.source import ParsedModule
+from jaxloopfix.analysis.source import ParsedModule, descendants
 from jaxloopfix.analysis.traced import TracedFunction
 
 
@@ -130,7 +130,13 @@ class IterationAnalyzer:
                 return TripCount("unknown")
             if name in self.constants:
                 return TripCount("constant", self.constants[name])
+            if name not in self._params:
+                enclosing = _enclosing_assignments(self.parsed, self.traced.node, name)
+                if len(enclosing) == 1 and isinstance(enclosing[0], cst.BaseExpression) and _rank_valued(enclosing[0]):
+                    return TripCount("ndim")  # `n = max(x.ndim for x in leaves)` in the enclosing function
             return TripCount("unknown")
+        if isinstance(expr, cst.Call) and _rank_valued(expr):
+            return TripCount("ndim")
         if isinstance(expr, cst.BinaryOperation):
             left = self.trip_count(expr.left, depth + 1)
             right = self.trip_count(expr.right, depth + 1)
@@ -377,6 +383,32 @@ def _plus_one(expr: cst.BaseExpression) -> cst.BaseExpression | None:
         operator=cst.Add(whitespace_before=cst.SimpleWhitespace(" "), whitespace_after=cst.SimpleWhitespace(" ")),
         right=cst.Integer("1"),
     )
+
+
+def _rank_valued(expr: cst.BaseExpression) -> bool:
+    """`max(x.ndim for x in leaves)`, `tree_reduce(lambda n, y: max(n, y.ndim), tree, 0)`: a
+    value built from ranks only (it reads `.ndim` and no length, shape or size)."""
+    ranks = False
+    for node in [expr, *descendants(expr)]:
+        if isinstance(node, cst.Attribute) and node.attr.value == "ndim":
+            ranks = True
+        elif isinstance(node, cst.Attribute) and node.attr.value in ("shape", "size"):
+            return False
+        elif isinstance(node, cst.Name) and node.value == "len":
+            return False
+    return ranks
+
+
+def _enclosing_assignments(parsed: ParsedModule, func: cst.FunctionDef, name: str) -> list[cst.BaseExpression | str]:
+    """Values a closure variable is bound to in the nearest enclosing function that binds it."""
+    for ancestor in parsed.ancestors(func):
+        if isinstance(ancestor, cst.FunctionDef):
+            if any(p.name.value == name for p in parameters(ancestor)):
+                return []
+            values = _local_assignments(ancestor).get(name)
+            if values:
+                return values
+    return []
 
 
 def _local_assignments(func: cst.FunctionDef) -> dict[str, list[cst.BaseExpression | str]]:

@@ -67,7 +67,7 @@ class LoopPlanner:
             return self._skip(loop, "its trip count is a traced value, which raises under a trace (JLF003 reports it)")
         if iteration is not None and iteration.trip.kind == "ndim":
             return self._skip(loop, "it steps over the axes of an array (`range(x.ndim)`), a few static steps")
-        disabled = self._jit_disabled_branch(loop)
+        disabled = self._jit_disabled_branch(loop) or self._renders_text()
         if disabled is not None:
             return self._skip(loop, disabled)
         evidence = self.evidence.iterable(loop.iter)
@@ -298,6 +298,19 @@ class LoopPlanner:
                 if "disable_jit" in test or "disable_control_flow" in test:
                     return f"it runs only when tracing is disabled (`if {shorten(self.parsed.code(ancestor.test), 40)}:`)"
             child = ancestor
+        return None
+
+    def _renders_text(self) -> str | None:
+        """`def to_html(jaxpr) -> str:`: a traced function cannot return text, so a function
+        annotated to return `str` (or defined inside one) runs on Python values when it is
+        reached by a call. A function a transform applies to directly is judged by its loops."""
+        if self.traced.transformed:
+            return None
+        for func in (self.traced.node, *self.parsed.ancestors(self.traced.node)):
+            if isinstance(func, cst.FunctionDef) and func.returns is not None:
+                returns = func.returns.annotation
+                if isinstance(returns, cst.Name) and returns.value in ("str", "bytes"):
+                    return f"`{func.name.value}` is annotated to return `{returns.value}`: it renders text from Python values"
         return None
 
     def _inner_hyperparameter_loop(self, loop: cst.For) -> str | None:
