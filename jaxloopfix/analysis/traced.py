@@ -828,6 +828,8 @@ class TracedFinder:
                 return True
 
             def visit_Call(self, node: cst.Call) -> None:
+                if finder._builds_message(node, outer):
+                    return
                 callee = finder.resolve_function(node.func)
                 if callee is None and isinstance(node.func, cst.Attribute):
                     callee = finder.resolve_method(node.func, outer)
@@ -838,6 +840,21 @@ class TracedFinder:
 
         outer.visit(Walk())
         return found
+
+    def _builds_message(self, call: cst.Call, outer: cst.FunctionDef) -> bool:
+        """`str(pp_jaxpr(...))`, `f"{describe(x)}"`, a call in a `raise` or an `except:` block:
+        it builds an error message or text, so what it calls is not followed as traced code."""
+        child: cst.CSTNode = call
+        for ancestor in self.parsed.ancestors(call):
+            if ancestor is outer:
+                return False
+            if isinstance(ancestor, (cst.Raise, cst.ExceptHandler, cst.ExceptStarHandler, cst.FormattedStringExpression)):
+                return True
+            if isinstance(ancestor, cst.Call) and child is not ancestor.func and isinstance(ancestor.func, cst.Name):
+                if ancestor.func.value in ("str", "repr") and self._qname(ancestor.func) in ("builtins.str", "builtins.repr"):
+                    return True
+            child = ancestor
+        return False
 
     # -- other modules of the project ------------------------------------------
     def _cross_module(self, calls: list[cst.Call]) -> None:
