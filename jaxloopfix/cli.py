@@ -362,6 +362,7 @@ def verify(
     from jaxloopfix.files import SourceError, read_source
     from jaxloopfix.report.verify import write_verify_full, write_verify_json
     from jaxloopfix.verify.gate import verify_file
+    from jaxloopfix.verify.record import VerifyRecord
     from jaxloopfix.verify.runner import VerifyOptions
 
     options = VerifyOptions(
@@ -387,6 +388,10 @@ def verify(
                 sys.stderr.write(f"{path}: error: {message}\n")
                 errors = True
                 continue
+            record = VerifyRecord(settings.project_root or Path.cwd())
+            for name, result in found:
+                record.put(path, source.text, name, str(result.get("status")))
+            record.save()
             if not found:
                 what = "no safe fix (`--safe-only`)" if safe_only else "no fixable loop"
                 sys.stderr.write(f"{path}: nothing to verify ({what})\n")
