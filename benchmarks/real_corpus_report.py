@@ -3,7 +3,10 @@
 Runs `jaxloopfix check --unsafe-fixes --output-format json` over each repository of a
 manifest (the trees `score.py` extracted into --work), and writes one Markdown row per
 loop: kind, found or clean, the code reported, and the fix (safe / unsafe with its named
-assumption) or the reason there is none. Run `score.py` first so the trees exist.
+assumption) or the reason there is none. With `--verify`, each unsafe fix of a found loop is
+run through `jaxloopfix verify FILE::FUNCTION` in its tree (the tool's own inputs: annotations
+or synthesized), and the cell says unsafe-verified or what verify found. Run `score.py` first
+so the trees exist.
 
     python3 benchmarks/real_corpus_report.py --manifest ../shared/real-corpus/manifest.tsv \
         --work /tmp/jlf-corpus --title "Shared corpus"
@@ -34,14 +37,39 @@ def _hits(row: dict, dest: pathlib.Path, diags: list[dict]) -> list[dict]:
     return [d for d in mine if lo <= d["location"]["row"] <= hi]
 
 
-def _fix_cell(hit: dict) -> str:
+def _fix_cell(hit: dict, verified: dict | None = None) -> str:
+    """safe / unsafe-verified / unsafe with what verify said / none: the reason."""
     fix = hit.get("fix")
     if fix:
         kind = fix.get("applicability", "")
         message = fix.get("message", "")
         detail = message.split("(unsafe:", 1)[1].rstrip(")") if "(unsafe:" in message else ""
+        if kind == "unsafe" and verified is not None:
+            status = verified.get("status", "error")
+            if status == "equivalent":
+                return f"unsafe-verified ({verified.get('input_source')} inputs): {detail.strip()}"
+            why = verified.get("message") or verified.get("skip_reason") or ""
+            return f"unsafe, verify: {status} ({why[:160]}): {detail.strip()}"
         return f"{kind}" + (f": {detail.strip()}" if detail else "")
     return f"none: {hit.get('no_fix_reason') or ''}"
+
+
+def _verify(jlf: str, dest: pathlib.Path, path: str, function: str, timeout: int) -> dict:
+    """`jaxloopfix verify FILE::FUNCTION` on the tree (unsafe fixes included, no timing)."""
+    name = function.rsplit(".", 1)[-1]
+    if "." in function:
+        return {"status": "unverified", "message": "a method: verify runs module-level functions only"}
+    run = subprocess.run(
+        [jlf, "verify", "--no-measure", "--timeout", str(timeout), "--output-format", "json", f"{path}::{name}"],
+        capture_output=True, text=True, cwd=dest,
+    )
+    try:
+        found = json.loads(run.stdout or "[]")
+    except json.JSONDecodeError:
+        found = []
+    if not found:
+        return {"status": "unverified", "message": (run.stderr.strip().splitlines() or ["no result"])[-1]}
+    return found[0]
 
 
 def main() -> int:
@@ -50,6 +78,8 @@ def main() -> int:
     ap.add_argument("--work", default="/tmp/jlf-corpus")
     ap.add_argument("--title", default="Corpus")
     ap.add_argument("--jlf", default="jaxloopfix")
+    ap.add_argument("--verify", action="store_true", help="run `jaxloopfix verify` on each unsafe fix of a found loop")
+    ap.add_argument("--timeout", type=int, default=180, help="seconds per verified function")
     a = ap.parse_args()
     rows = list(csv.DictReader(open(a.manifest), delimiter="\t"))
     by_tree: dict[pathlib.Path, list[dict]] = collections.defaultdict(list)
@@ -77,9 +107,15 @@ def main() -> int:
                 counts["clean"] += not hits
                 result = "clean" if not hits else "**flagged**"
             code = ", ".join(sorted({h["code"] for h in hits}))
-            fix = _fix_cell(hits[0]).replace("|", "\\|") if hits else ""
+            verified = None
+            if a.verify and hits and row["kind"] == "tp" and (hits[0].get("fix") or {}).get("applicability") == "unsafe":
+                verified = _verify(a.jlf, dest, row["path"], row["function"], a.timeout)
+                counts["verified"] += verified.get("status") == "equivalent"
+            counts["safe"] += bool(hits) and row["kind"] == "tp" and (hits[0].get("fix") or {}).get("applicability") == "safe"
+            fix = _fix_cell(hits[0], verified).replace("|", "\\|") if hits else ""
             out.append(f"| {row['id']} | {row['kind']} | {row['repo']} | `{row['function']}` | {result} | {code} | {fix} |")
-    out += ["", f"Found {counts['found']}/{counts['tp']} (with a fix {counts['fix']}); "
+    verified = f", {counts['verified']} unsafe verified equal" if a.verify else ""
+    out += ["", f"Found {counts['found']}/{counts['tp']} (with a fix {counts['fix']}: {counts['safe']} safe{verified}); "
             f"traps clean {counts['clean']}/{counts['fp']}.", ""]
     sys.stdout.write("\n".join(out) + "\n")
     return 0

@@ -312,7 +312,8 @@ def _fail(message: str) -> NoReturn:
 @main.command(context_settings=_CONTEXT)
 @click.argument("targets", nargs=-1, required=True)
 @click.option("--example", metavar="MODULE:FUNCTION", help="Input factory returning (args, kwargs) for the function.")
-@click.option("--unsafe-fixes", is_flag=True, help="Also verify unsafe fixes.")
+@click.option("--safe-only", is_flag=True, help="Verify only safe fixes (unsafe ones are verified by default).")
+@click.option("--unsafe-fixes", is_flag=True, hidden=True, help="Kept for old scripts: unsafe fixes are verified by default.")
 @click.option("--grad/--no-grad", default=True, show_default=True, help="Also compare gradients.")
 @click.option("--x64", is_flag=True, help="Compare in float64 (jax_enable_x64).")
 @click.option("--lengths", default="5,9", show_default=True, help="Sequence lengths to try (synthesized/annotated inputs).")
@@ -327,6 +328,7 @@ def _fail(message: str) -> NoReturn:
 def verify(
     targets: tuple[str, ...],
     example: str | None,
+    safe_only: bool,
     unsafe_fixes: bool,
     grad: bool,
     x64: bool,
@@ -339,6 +341,9 @@ def verify(
     config: Path | None,
 ) -> None:
     """Run original and rewritten functions on JAX and compare them (FILE or FILE::FUNCTION).
+
+    Unsafe fixes are verified too: settling the assumption an unsafe fix names is what
+    `verify` is for. `--safe-only` leaves them out.
 
     Exit codes: 0 every function equivalent, 1 a mismatch, 2 errors (import failures,
     exceptions, timeouts; unverified functions with --strict)."""
@@ -357,6 +362,7 @@ def verify(
     from jaxloopfix.files import SourceError, read_source
     from jaxloopfix.report.verify import write_verify_full, write_verify_json
     from jaxloopfix.verify.gate import verify_file
+    from jaxloopfix.verify.record import VerifyRecord
     from jaxloopfix.verify.runner import VerifyOptions
 
     options = VerifyOptions(
@@ -374,7 +380,7 @@ def verify(
             try:
                 source = read_source(path, max_file_size=settings.max_file_size)
                 found = verify_file(
-                    path, source.text, settings, options, unsafe=unsafe_fixes, function=function or None,
+                    path, source.text, settings, options, unsafe=not safe_only, function=function or None,
                     factory=example, progress=lambda label: progress.update(task, description=f"verifying {label}"),
                 )
             except (SourceError, ParseError) as exc:
@@ -382,8 +388,13 @@ def verify(
                 sys.stderr.write(f"{path}: error: {message}\n")
                 errors = True
                 continue
+            record = VerifyRecord(settings.project_root or Path.cwd())
+            for name, result in found:
+                record.put(path, source.text, name, str(result.get("status")))
+            record.save()
             if not found:
-                sys.stderr.write(f"{path}: nothing to verify (no fixable loop)\n")
+                what = "no safe fix (`--safe-only`)" if safe_only else "no fixable loop"
+                sys.stderr.write(f"{path}: nothing to verify ({what})\n")
             results.extend((f"{path}::{name}", result) for name, result in found)
     if output_format.lower() == "json":
         write_verify_json(results, sys.stdout)

@@ -309,6 +309,19 @@ def did_close(ls: JaxLoopFixServer, params: types.DidCloseTextDocumentParams) ->
     ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
 
+def _verified_functions(ls: JaxLoopFixServer, uri: str, text: str) -> set[str]:
+    """Functions that `jaxloopfix verify` found equivalent for exactly this text (read from
+    `.jaxloopfix_cache/`; the server never runs user code)."""
+    from jaxloopfix.verify.record import VerifyRecord
+
+    _, _, path, _ = ls.document(uri)
+    if path is None:
+        return set()
+    settings = ls.settings_for(path)
+    record = VerifyRecord(settings.project_root or path.parent)
+    return {f for f, status in record.functions(path, text).items() if status == "equivalent"}
+
+
 def _wanted(only: list[str] | None, kind: str) -> bool:
     if not only:
         return True
@@ -334,6 +347,7 @@ def code_action(ls: JaxLoopFixServer, params: types.CodeActionParams) -> list[ty
     start = index.offset_of_position(params.range.start)
     end = index.offset_of_position(params.range.end)
     actions: list[types.CodeAction] = []
+    verified = _verified_functions(ls, uri, text)
 
     in_range = []
     for diagnostic in diagnostics:
@@ -347,8 +361,9 @@ def code_action(ls: JaxLoopFixServer, params: types.CodeActionParams) -> list[ty
             lsp_diagnostic = _to_lsp_diagnostic(diagnostic, index)
             if diagnostic.fix is not None:
                 title = QUICKFIX_TITLE
+                equal = diagnostic.extra.get("function") in verified
                 if diagnostic.fix.applicability is Applicability.UNSAFE:
-                    title += " (unsafe)"
+                    title += " (unsafe, verified equal)" if equal else " (unsafe)"
                 edits = [
                     types.TextEdit(
                         range=types.Range(start=index.position(e.start), end=index.position(e.end)),
@@ -361,7 +376,7 @@ def code_action(ls: JaxLoopFixServer, params: types.CodeActionParams) -> list[ty
                         title=title,
                         kind=types.CodeActionKind.QuickFix,
                         diagnostics=[lsp_diagnostic],
-                        is_preferred=diagnostic.fix.applicability is Applicability.SAFE,
+                        is_preferred=diagnostic.fix.applicability is Applicability.SAFE or equal,
                         edit=types.WorkspaceEdit(changes={uri: edits}),
                     )
                 )

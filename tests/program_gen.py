@@ -1,8 +1,11 @@
 """Random jitted loop programs for differential testing (Hypothesis strategies).
 
 `loop_programs()` writes programs in the shapes the rewriter supports: 1-3
-carries updated in order (later updates read earlier ones), 0-3 accumulators
-finished by `jnp.stack`/`jnp.array` (with axis, or reversed), `.at[t].set`
+carries updated in order (later updates read earlier ones), a 0-d carry that
+starts as a Python scalar (`total = 0.0`), a static branch on the index that
+only assigns (`if t == 0: edge = ... else: edge = ...`), 0-3 accumulators
+finished by `jnp.stack`/`jnp.array` (with axis, or reversed; returned directly or rebinding the
+list's name, `acc = jnp.stack(acc)`), `.at[t].set`
 buffers, axis 0 or 1, forward/offset/strided/reversed/descending ranges,
 direct iteration, `enumerate`, `zip` (strict or not), index arithmetic
 (`xs[t - 1]`) and the index used as a value. `refused_programs()` writes
@@ -82,6 +85,12 @@ def loop_programs(draw: st.DrawFn) -> Program:
         values.append("prev")
     if binds_t and draw(st.booleans()):
         values.append("t * 0.1")  # the index as a value (an unsafe fix: int32 under scan)
+    if binds_t and draw(st.integers(0, 3)) == 0:
+        # A static branch on the index that only assigns: the fix selects with `jnp.where`.
+        edge = draw(st.sampled_from(["t == 0", f"t == {length} - 1", "t >= 2"]))
+        other = draw(st.sampled_from(["x_t * 0.0", "x_t", _read(axis, "xs", "t - 1")]))
+        body.extend([f"if {edge}:", f"    edge = {other}", "else:", "    edge = x_t * 0.5"])
+        values.append("edge")
 
     carries = [f"c{i}" for i in range(draw(st.integers(1, 3)))]
     # `jaxtyping` evidence (drawn below, decided here) annotates shapes; with carries made in the
@@ -112,8 +121,20 @@ def loop_programs(draw: st.DrawFn) -> Program:
         b = "x_t" if i == 0 else term()  # every loop reads its sequence
         body.append(f"{c} = {op.format(a=c if draw(st.booleans()) else term(), b=b)}")
 
+    # A carry that starts as a Python scalar (`total = 0.0`): `lax.scan` casts it to the step's
+    # dtype, equal to the loop when every step keeps it 0-d.
+    scalar_carry = draw(st.sampled_from([None, None, "0.0", "0", "1.0"]))
+    if scalar_carry is not None:
+        setup.append(f"total = {scalar_carry}")
+        update = draw(st.sampled_from(["total * 0.9 + jnp.sum({v})", "total + jnp.mean({v}) * 0.5", "jnp.maximum(total, jnp.max({v}))"]))
+        body.append(f"total = {update.format(v=term())}")
+        carries_out = ["total"]
+    else:
+        carries_out = []
+
     accumulators = [f"acc{i}" for i in range(draw(st.integers(0, 3)))]
     finished: list[str] = []
+    after: list[str] = []  # statements between the loop and the return
     for acc in accumulators:
         setup.append(f"{acc} = []")
         vector = draw(st.sampled_from(carries + [v for v in values if v != "t * 0.1"]))  # stacked rows are 1-d
@@ -125,12 +146,24 @@ def loop_programs(draw: st.DrawFn) -> Program:
                  "jnp.asarray({a})", "jnp.stack({a}[::-1])"]
             )
         )
-        finished.append(finisher.format(a=acc))
+        style = draw(st.sampled_from(["returned", "rebound", "rebound_then_used"]))
+        if style == "returned":
+            finished.append(finisher.format(a=acc))
+            continue
+        # The finisher rebinds the list's name (`acc = jnp.stack(acc)`), the most common form.
+        if finisher == "jnp.stack({a}[::-1])" and draw(st.booleans()):
+            after += [f"{acc} = {acc}[::-1]", f"{acc} = jnp.array({acc})"]
+        else:
+            after.append(f"{acc} = {finisher.format(a=acc)}")
+        if style == "rebound_then_used":
+            after.append(f"{acc} = {acc} * 2.0 + 1.0")
+        finished.append(acc)
     if binds_t and header not in ("enumerate_start",) and draw(st.booleans()):
         setup.append(f"buf = jnp.zeros(({length}, w.shape[0]))")
         body.append(f"buf = buf.at[t].set({term()})")
         finished.append("buf")
     returned = [c for c in carries if draw(st.booleans())] or ([] if finished else carries[:1])
+    returned += carries_out
     outputs = returned + finished
     # Direct iteration needs proof that `xs` is an array (a parameter could be a list of
     # layers): an annotation or `jnp.asarray`. Index loops also run on bare parameters.
@@ -152,6 +185,7 @@ def loop_programs(draw: st.DrawFn) -> Program:
             *("    " + line for line in setup),
             *("    " + line for line in lines),
             *("        " + line for line in body),
+            *("    " + line for line in after),
             f"    return ({', '.join(outputs)},)",
             "",
         ]

@@ -201,6 +201,43 @@ async def test_diagnostic_and_code_actions(client: LanguageClient, tmp_path: Pat
 
 
 @pytest.mark.asyncio(loop_scope="module")
+async def test_verified_unsafe_fix_is_the_preferred_action(client: LanguageClient, tmp_path: Path, monkeypatch):
+    """After `jaxloopfix verify` found the function equal on these exact bytes, the editor offers its
+    unsafe fix as the preferred action; one edit later it is plain "(unsafe)" again."""
+    from click.testing import CliRunner
+
+    from fixture_tools import FIXTURES
+    from jaxloopfix.cli import main
+
+    pytest.importorskip("jax")
+    (tmp_path / "pyproject.toml").write_text("[tool.jaxloopfix]\n", encoding="utf-8")
+    text = (FIXTURES / "JLF001" / "seed_rnn.py").read_text(encoding="utf-8")
+    path = tmp_path / "seed_rnn.py"
+    path.write_text(text, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    outcome = CliRunner().invoke(main, ["verify", "--no-measure", "--lengths", "4", path.name])
+    assert outcome.exit_code == 0 and "equivalent" in outcome.stdout, outcome.output
+
+    uri = path.as_uri()
+    (diagnostic,) = (await _open(client, path, text)).diagnostics
+    quick = [a for a in await _actions(client, uri, diagnostic) if a.title.startswith("Rewrite loop")]
+    assert [(a.title, a.is_preferred) for a in quick] == [("Rewrite loop with lax.scan (unsafe, verified equal)", True)]
+
+    edited = text + "\n# edited\n"
+    since = len(client.published)  # type: ignore[attr-defined]
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=edited)],
+        )
+    )
+    (diagnostic,) = (await _wait_published(client, uri, since, version=2)).diagnostics
+    quick = [a for a in await _actions(client, uri, diagnostic) if a.title.startswith("Rewrite loop")]
+    assert [(a.title, bool(a.is_preferred)) for a in quick] == [("Rewrite loop with lax.scan (unsafe)", False)]
+    _close(client, uri)
+
+
+@pytest.mark.asyncio(loop_scope="module")
 async def test_extends_existing_noqa(client: LanguageClient, tmp_path: Path):
     text = SEED.replace("for i in range(inputs.shape[0]):", "for i in range(inputs.shape[0]):  # noqa: JLF999")
     path = tmp_path / "noqa.py"

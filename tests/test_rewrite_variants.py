@@ -221,6 +221,53 @@ CASES = {
                 v = v / jnp.linalg.norm(v) + 0.1
             return v
         """,
+    # The finisher rebinds the list's name, and the stacked array is used after it.
+    "rebinding_stack_then_used": """
+        @jax.jit
+        def f(xs):
+            h = jnp.zeros(4)
+            outs = []
+            for t in range(xs.shape[0]):
+                h = jnp.tanh(h * 0.5 + xs[t])
+                outs.append(h)
+            outs = jnp.stack(outs)
+            outs = outs.at[:, :2].multiply(2.0)
+            return outs, h
+        """,
+    "rebinding_stack_axis1": """
+        @jax.jit
+        def f(xs):
+            h = jnp.zeros(4)
+            outs = []
+            for t in range(xs.shape[0]):
+                h = h * 0.5 + xs[t]
+                outs.append(h * 2.0)
+            outs = jnp.stack(outs, axis=1)
+            return outs
+        """,
+    "rebinding_reversed_then_array": """
+        @jax.jit
+        def f(xs):
+            h = jnp.zeros(4)
+            outs = []
+            for t in reversed(range(xs.shape[0])):
+                h = h * 0.9 + xs[t]
+                outs.append(h)
+            outs = outs[::-1]
+            outs = jnp.array(outs)
+            return outs.sum(axis=0), outs
+        """,
+    "rebinding_forward_then_reversed": """
+        @jax.jit
+        def f(xs):
+            h = jnp.zeros(4)
+            outs = []
+            for t in range(xs.shape[0]):
+                h = h * 0.9 + xs[t]
+                outs.append(h)
+            outs = jnp.stack(outs[::-1])
+            return outs
+        """,
 }
 
 X = (jnp.arange(24.0).reshape(6, 4) / 10.0, jnp.sin(jnp.arange(35.0)).reshape(7, 5)[:, :4])
@@ -360,9 +407,200 @@ def test_unannotated_argument_gives_an_unsafe_fix_with_the_reason():
     assert apply_fixes(source, "case.py", Settings(), unsafe=True)[2] == 1
 
 
+REBINDING_REFUSALS = {
+    "read_between": ("print(len(outs))\n    outs = jnp.stack(outs)", "is read between the loop"),
+    "rebound_in_branch": ("if xs.shape[0] > 2:\n        outs = jnp.stack(outs)", "is reassigned outside the loop"),
+    "rebound_by_other_call": ("outs = jnp.concatenate(outs)", "other than as `jnp.stack(outs)`"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REBINDING_REFUSALS))
+def test_rebinding_finisher_refuses_what_it_cannot_prove(name):
+    after, reason = REBINDING_REFUSALS[name]
+    source = HEADER + textwrap.dedent(
+        """
+        @jax.jit
+        def f(xs):
+            h = jnp.zeros(4)
+            outs = []
+            for t in range(xs.shape[0]):
+                h = h * 0.5 + xs[t]
+                outs.append(h)
+            AFTER
+            return outs
+        """
+    ).replace("AFTER", after)
+    (diagnostic,) = lint_text(source, "case.py", Settings())
+    assert diagnostic.fix is None and reason in (diagnostic.no_fix_reason or ""), diagnostic.no_fix_reason
+
+
 @pytest.mark.parametrize("name", sorted(TRAPS))
 def test_trap_is_not_flagged(name):
     source = HEADER + textwrap.dedent(TRAPS[name])
     # Traps for the loop rules; `range(n)` with a traced `n` is JLF003's (a real error), not theirs.
     loop_rules = settings_from_table({"select": ["JLF001", "JLF002"]}, None)
     assert lint_text(source, "trap.py", loop_rules) == []
+
+
+# Carries that start as Python scalars. `lax.scan` casts a weakly typed initial value to the
+# dtype of the carry its step returns: equal to the loop when every step keeps a 0-d array.
+SCALAR_CARRIES = {
+    # Proven: a float32 0-d value from the first step on, so the fix is safe.
+    "discounted_return_safe": ("safe", """
+        from jaxtyping import Array, Float32
+
+        @jax.jit
+        def f(xs: Float32[Array, "T D"]):
+            ret = 0.0
+            out = []
+            for t in reversed(range(xs.shape[0])):
+                ret = jnp.mean(xs[t]) + 0.9 * ret
+                out.append(ret)
+            return jnp.stack(out[::-1]), ret
+        """),
+    # The dtype of `jnp.sum(xs[t])` is not proven (`xs` unannotated): unsafe, and says why.
+    "int_zero_total_unsafe": ("unsafe", """
+        @jax.jit
+        def f(xs):
+            total = 0
+            for t in range(xs.shape[0]):
+                total = total + jnp.sum(xs[t]) * 0.5
+            return total
+        """),
+    "running_max_unsafe": ("unsafe", """
+        @jax.jit
+        def f(xs):
+            best = -1.0
+            for t in range(xs.shape[0]):
+                best = jnp.maximum(best, jnp.max(xs[t]))
+            return best
+        """),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SCALAR_CARRIES))
+def test_python_scalar_carry_is_fixed_and_runs_equal(name, tmp_path):
+    pytest.importorskip("jaxtyping")
+    kind, body = SCALAR_CARRIES[name]
+    source = HEADER + textwrap.dedent(body)
+    diagnostics, (fixed, remaining, count) = _run(source)
+    assert [d.fix.applicability.value if d.fix else None for d in diagnostics] == [kind], [
+        d.no_fix_reason for d in diagnostics
+    ]
+    if kind == "unsafe":
+        assert "starts as the Python value" in diagnostics[0].fix.message
+    assert count == 1 and remaining == []
+    (tmp_path / "original.py").write_text(source)
+    (tmp_path / "fixed.py").write_text(fixed)
+    original = load_module(tmp_path / "original.py", f"scalar_original_{name}")
+    rewritten = load_module(tmp_path / "fixed.py", f"scalar_fixed_{name}")
+    for x in X:
+        for e, a in zip(jax.tree_util.tree_leaves(original.f(x)), jax.tree_util.tree_leaves(rewritten.f(x)), strict=True):
+            assert np.shape(e) == np.shape(a) and np.asarray(e).dtype == np.asarray(a).dtype
+            np.testing.assert_allclose(np.asarray(a), np.asarray(e), rtol=2e-5, atol=2e-6)
+
+
+SCALAR_REFUSALS = {
+    # A Python counter the body tests: a scan would trace it.
+    "counter_in_test": ("""
+        @jax.jit
+        def f(xs):
+            n = 0
+            for t in range(xs.shape[0]):
+                if n < 3:
+                    xs = xs.at[t].set(0.0)
+                n = n + 1
+            return xs
+        """, "uses it as a Python value (`n < 3`)"),
+    # The step broadcasts the scalar to a row: no scan carry can hold both.
+    "broadcast_to_row": ("""
+        from jaxtyping import Array, Float32
+
+        @jax.jit
+        def f(xs: Float32[Array, "T D"]):
+            acc = 0.0
+            for t in range(xs.shape[0]):
+                acc = acc * 0.5 + xs[t]
+            return acc
+        """, "makes it an array of shape (D,)"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SCALAR_REFUSALS))
+def test_python_scalar_carry_refusals_say_why(name):
+    pytest.importorskip("jaxtyping")
+    body, reason = SCALAR_REFUSALS[name]
+    (diagnostic,) = lint_text(HEADER + textwrap.dedent(body), "case.py", Settings())
+    assert diagnostic.fix is None and reason in (diagnostic.no_fix_reason or ""), diagnostic.no_fix_reason
+
+
+# A static branch on the loop index whose branches only assign: the step computes both and
+# `jnp.where` keeps one (JAX clamps the read past the end in the branch not kept).
+INDEX_SELECTS = {
+    "gae_last_step": """
+        @jax.jit
+        def f(xs):
+            values, rewards = xs[:, 0], xs[:, 1]
+            last_value = xs[-1, 2]
+            T = rewards.shape[0]
+            adv = jnp.zeros(())
+            out = []
+            for t in reversed(range(T)):
+                if t == T - 1:
+                    next_v = last_value
+                else:
+                    next_v = values[t + 1]
+                adv = rewards[t] + 0.9 * next_v - values[t] + 0.9 * adv
+                out.append(adv)
+            return jnp.stack(out[::-1])
+        """,
+    "first_step_default_without_else": """
+        @jax.jit
+        def f(xs):
+            h = jnp.zeros(4)
+            for t in range(xs.shape[0]):
+                prev = xs[t - 1]
+                if t == 0:
+                    prev = xs[0] * 0.0
+                h = h * 0.5 + xs[t] - prev
+            return h
+        """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(INDEX_SELECTS))
+def test_static_index_branch_becomes_where_and_runs_equal(name, tmp_path):
+    source = HEADER + textwrap.dedent(INDEX_SELECTS[name])
+    diagnostics, (fixed, remaining, count) = _run(source)
+    assert len(diagnostics) == 1 and diagnostics[0].fix is not None, [d.no_fix_reason for d in diagnostics]
+    assert "becomes `jnp.where`" in diagnostics[0].fix.message
+    assert count == 1 and remaining == [] and "jnp.where(t == " in fixed
+    (tmp_path / "original.py").write_text(source)
+    (tmp_path / "fixed.py").write_text(fixed)
+    original = load_module(tmp_path / "original.py", f"select_original_{name}")
+    rewritten = load_module(tmp_path / "fixed.py", f"select_fixed_{name}")
+    x = jnp.sin(jnp.arange(28.0)).reshape(7, 4)
+    np.testing.assert_allclose(np.asarray(rewritten.f(x)), np.asarray(original.f(x)), rtol=2e-5, atol=2e-6)
+    grad = lambda module: jax.grad(lambda v: jnp.sum(jnp.sin(module.f(v))))(x)  # noqa: E731
+    np.testing.assert_allclose(np.asarray(grad(rewritten)), np.asarray(grad(original)), rtol=2e-5, atol=2e-6)
+
+
+def test_index_branch_that_is_not_a_selection_is_refused():
+    # `elif`, and branches that assign different names, stay refused with the reason.
+    for branch in (
+        "if t == 0:\n            v = xs[0]\n        elif t == 1:\n            v = xs[1]\n        else:\n            v = xs[t]",
+        "if t == 0:\n            v = xs[0]\n        else:\n            u = xs[t]\n            v = u",
+    ):
+        source = HEADER + textwrap.dedent(
+            """
+            @jax.jit
+            def f(xs):
+                h = jnp.zeros(4)
+                for t in range(xs.shape[0]):
+                    BRANCH
+                    h = h * 0.5 + v
+                return h
+            """
+        ).replace("BRANCH", branch)
+        (diagnostic,) = lint_text(source, "case.py", Settings())
+        assert diagnostic.fix is None and "control flow" in (diagnostic.no_fix_reason or ""), diagnostic.no_fix_reason

@@ -156,3 +156,48 @@ def test_tuned_unroll_is_written_into_the_fix(tmp_path, monkeypatch):
     result = CliRunner().invoke(main, ["check", "--fix", "--verify", "--unsafe-fixes", "--tune-unroll", path.name])
     assert result.exit_code == 0, result.output
     assert "lax.scan(step, h, inputs, unroll=8)" in path.read_text()
+
+
+def test_verify_checks_unsafe_fixes_without_a_flag(tmp_path, monkeypatch):
+    """The seed RNN's only fix is unsafe: plain `verify` settles it, `--safe-only` leaves it out."""
+    path = _copy(tmp_path, "seed_rnn")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["verify", "--no-measure", "--lengths", "4,7", path.name])
+    assert result.exit_code == 0, result.output
+    assert f"{path.name}::run_rnn: equivalent (synthesized inputs)" in result.stdout
+    # Which inputs were used, with their shapes, one line per case.
+    assert "inputs T=4: params: {W_h: f32[" in result.stdout and "inputs: f32[4," in result.stdout
+    safe_only = CliRunner().invoke(main, ["verify", "--safe-only", "--no-measure", path.name])
+    assert safe_only.exit_code == 0 and safe_only.stdout == ""
+    assert "nothing to verify (no safe fix (`--safe-only`))" in safe_only.stderr
+
+
+def test_a_rewrite_that_raises_where_the_original_runs_is_not_equivalent(tmp_path, monkeypatch):
+    """A scalar carry that the loop broadcasts to a row: the annotated inputs make the scan raise."""
+    pytest.importorskip("jaxtyping")
+    path = tmp_path / "broadcast.py"
+    path.write_text(
+        "import jax\nimport jax.numpy as jnp\nfrom jaxtyping import Array, Float\n\n\n"
+        "@jax.jit\ndef total(xs: Float[Array, 'T D']):\n    h = jnp.zeros(())\n"
+        "    for t in range(xs.shape[0]):\n        h = h * 0.5 + xs[t]\n    return h\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["verify", "--no-measure", "--output-format", "json", path.name])
+    assert result.exit_code == 1, result.output
+    (report,) = json.loads(result.stdout)
+    assert report["status"] == "mismatch"
+    assert report["message"].startswith("not equivalent for inputs of shape xs: f32[5,")
+    assert "the rewritten function raised" in report["message"]
+
+
+def test_unverified_says_why(tmp_path, monkeypatch):
+    path = tmp_path / "opaque.py"
+    path.write_text(
+        "import jax\nimport jax.numpy as jnp\n\n\n@jax.jit\ndef opaque(model, xs: jax.Array):\n"
+        "    h = jnp.zeros(xs.shape[1])\n    outs = []\n    for t in range(xs.shape[0]):\n"
+        "        h = model.cell(h, xs[t])\n        outs.append(h)\n    return jnp.stack(outs)\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["verify", "--no-measure", path.name])
+    assert f"{path.name}::opaque: unverified" in result.stdout, result.output
+    assert "no input factory (`--example MODULE:FUNCTION`)" in result.stdout

@@ -124,7 +124,7 @@ class LoopTypes:
         else:
             shown = "a value the analysis cannot see"
         start = f"cannot prove the carry `{name}` keeps its dtype and shape after one step (it starts as {shown}"
-        end = "); `jaxloopfix verify --unsafe-fixes` settles it"
+        end = "); `jaxloopfix verify` settles it"
         try:
             if init is None:
                 raise Unknown(f"the dtype and shape of `{name}` before the loop are not known")
@@ -284,6 +284,57 @@ class LoopTypes:
             )
         if ty.shape is None:
             raise Unknown(f"the shape of {what} is not known")
+
+    def python_scalar_reason(self, name: str, init: cst.BaseExpression, body: list[cst.BaseStatement],
+                             carries: set[str]) -> tuple[str, str] | None:
+        """A carry that starts as a Python scalar (`gae = 0.0`, `total = 0`, `done = False`).
+
+        `lax.scan` casts a weakly typed initial value to the dtype of the carry its step returns,
+        so the rewrite equals the loop when the first step makes the carry a 0-d array of a known
+        strong dtype and every later step keeps that type. None when proven; otherwise
+        ("refuse", why) when the loop keeps the carry a Python value, or ("unsafe", the assumption)."""
+        shown = shorten(self.parsed.code(init), 30)
+        start = f"the carry `{name}` starts as the Python value `{shown}`"
+        try:
+            initial = self.type_of(init, {})
+        except Unknown as why:
+            return "unsafe", f"{start} and its type is not known ({why}); `jaxloopfix verify` settles it"
+        env: dict[str, Ty] = {c: self._carry_init(c) for c in carries}
+        env[name] = initial
+        try:
+            self._run_block(body, env, "", UNKNOWN)  # the first step: record what it makes of the carry
+            after = env.get(name, UNKNOWN)
+            self._require_known(after, f"`{name}` after one step")
+        except Unknown as why:
+            if "weakly typed" in str(why):
+                return "refuse", (
+                    f"{start} and the loop keeps it a Python value (`{name}` is weakly typed after a step); "
+                    "a scan would trace it"
+                )
+            return "unsafe", (
+                f"{start}; `lax.scan` casts it to the step's dtype, which equals the loop only if every step "
+                f"keeps it a 0-d array: cannot prove that ({why}); `jaxloopfix verify` settles it"
+            )
+        if after.shape is not None and after.shape.dims:
+            return "refuse", (
+                f"{start} and the step makes it an array of shape {_shape_text(after.shape)}; a `lax.scan` "
+                f"carry keeps one shape, so initialise it with that shape (`jnp.zeros(...)`)"
+            )
+        if after.shape != SCALAR:
+            return "unsafe", (
+                f"{start}; `lax.scan` needs it to stay 0-d, but the step may make it shape "
+                f"{_shape_text(after.shape)}; `jaxloopfix verify` settles it"
+            )
+        env = {c: self._carry_init(c) for c in carries}
+        env[name] = after
+        try:
+            self._run_block(body, env, name, after)
+        except Unknown as why:
+            return "unsafe", (
+                f"{start}; after one step it is a 0-d {_dtype_text(after.dtype)} array, but cannot prove later "
+                f"steps keep that type ({why}); `jaxloopfix verify` settles it"
+            )
+        return None
 
     def _carry_init(self, name: str) -> Ty:
         value = self._value_before_loop(name)
@@ -862,6 +913,15 @@ def _assigned(statement: cst.CSTNode) -> set[str]:
 
 
 # -- dtype and shape algebra ------------------------------------------------------------------
+def _shape_text(shape: Shape | None) -> str:
+    if shape is None:
+        return "unknown"
+    if shape.dims is None:
+        return f"`{shape.opaque}`"
+    dims = [d.split(":", 1)[-1] for d in shape.dims]  # `jaxtyping:D` is the annotation's `D`
+    return "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
+
+
 def _dtype_text(dtype: DType) -> str:
     if dtype.name == "DF":
         return "the default float dtype"

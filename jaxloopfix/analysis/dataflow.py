@@ -191,8 +191,16 @@ class LoopDataflow:
         stores = [
             s for s in self._function_stores(name) if not contains(self.parsed, init, s)
         ]
+        rebinding: tuple[cst.SimpleStatementLine, cst.SimpleStatementLine | None] | None = None
         if stores:
-            return f"`{name}` is reassigned outside the loop"
+            found = self._rebinding(name, stores, uses)
+            if isinstance(found, str):
+                return found
+            rebinding = found
+            last = found[0]
+            uses = [u for u in uses if not self.parsed.after(u, last)]
+            if found[1] is not None:  # `outs = outs[::-1]` then `outs = jnp.array(outs)`
+                uses = [u for u in uses if not self.parsed.contains(found[1], u)]
         if len(uses) != 1:
             what = "never used" if not uses else f"used {len(uses)} times"
             return f"`{name}` is {what} after the loop; only a single `jnp.stack({name})` can become the scan's output"
@@ -203,15 +211,52 @@ class LoopDataflow:
         if isinstance(finisher, str):
             return finisher
         call_node, reversed_arg, axis = finisher
+        if rebinding is not None and not self.parsed.contains(rebinding[0], call_node):
+            return f"`{name}` is reassigned outside the loop"
         return Accumulator(
             name=name,
             init=init,
             append=append,
             value=value,
             finisher=call_node,
-            finisher_reversed=reversed_arg,
+            finisher_reversed=reversed_arg != (rebinding is not None and rebinding[1] is not None),
             axis=axis,
+            rebinding=rebinding[0] if rebinding is not None else None,
+            dropped=[rebinding[1]] if rebinding is not None and rebinding[1] is not None else [],
         )
+
+    def _rebinding(
+        self, name: str, stores: list[cst.CSTNode], uses: list[cst.Name]
+    ) -> tuple[cst.SimpleStatementLine, cst.SimpleStatementLine | None] | str:
+        """`outs = jnp.stack(outs)` (or `outs = outs[::-1]` then `outs = jnp.array(outs)`) right
+        after the loop, in its block: the finisher rebinds the list's name to the stacked array.
+        Every other store of `name` comes after it, and nothing reads the list in between."""
+        reason = f"`{name}` is reassigned outside the loop"
+        block = self.parsed.parent(self.loop)
+        if not isinstance(block, cst.IndentedBlock):
+            return reason
+        siblings = list(block.body)
+        position = next(i for i, statement in enumerate(siblings) if statement is self.loop)
+        later = [s for s in stores if self.parsed.after(s, self.loop)]
+        if len(later) != len(stores):
+            return reason
+        first = min(later, key=lambda s: self.parsed.order(s)[0])
+        line = self.parsed.parent(first)
+        if not any(line is s for s in siblings[position + 1:]) or _rebound_value(line, name) is None:
+            return reason
+        reverse_line: cst.SimpleStatementLine | None = None
+        value = _rebound_value(line, name)
+        if isinstance(value, cst.Subscript) and _is_reverse_slice(value) and _is_name(value.value, name):
+            index = next(i for i, s in enumerate(siblings) if s is line)
+            following = siblings[index + 1] if index + 1 < len(siblings) else None
+            if following is None or _rebound_value(following, name) is None:
+                return reason
+            reverse_line, line = line, following  # type: ignore[assignment]
+        assert isinstance(line, cst.SimpleStatementLine)
+        if any(self.parsed.after(u, self.loop) and not self.parsed.after(u, line) and not self.parsed.contains(line, u)
+               and not (reverse_line is not None and self.parsed.contains(reverse_line, u)) for u in uses):
+            return f"`{name}` is read between the loop and `{name} = ...` after it"
+        return line, reverse_line
 
     def _function_stores(self, name: str) -> list[cst.CSTNode]:
         return statements_storing(self.func.body, name)
@@ -249,6 +294,20 @@ class LoopDataflow:
         elif extra:
             return f"`jnp.{kind}({name}, ...)` has extra arguments (dtype/copy), not rewritten"
         return call, reversed_arg, axis
+
+
+def _rebound_value(statement: cst.CSTNode, name: str) -> cst.BaseExpression | None:
+    """The value of `name = value` when that is the whole statement."""
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
+        return None
+    small = statement.body[0]
+    if isinstance(small, cst.Assign) and len(small.targets) == 1 and _is_name(small.targets[0].target, name):
+        return small.value
+    return None
+
+
+def _is_name(node: cst.CSTNode, name: str) -> bool:
+    return isinstance(node, cst.Name) and node.value == name
 
 
 def _append_call(statement: cst.CSTNode) -> cst.Call | None:

@@ -84,11 +84,14 @@ class IndexUseChecker:
                                 changed = True
         return tainted
 
-    def check(self, index: str, skip: list[cst.Subscript]) -> IndexUse:
+    def check(self, index: str, skip: list[cst.Subscript], selects: list[cst.If] = ()) -> IndexUse:  # type: ignore[assignment]
+        """How the body uses the index beyond the per-step reads in `skip`. The tests of `selects`
+        (an `if` the rewrite turns into `jnp.where`) use it as a traced value, which is fine."""
         self.index = index
         result = IndexUse()
         tainted = self.tainted(index)
         skip_ids = {id(s) for s in skip}
+        tests = {id(node.test) for node in selects}
         for statement in self.body:
             for name in loads(statement):
                 if name.value not in tainted:
@@ -96,6 +99,8 @@ class IndexUseChecker:
                 if any(id(a) in skip_ids for a in self.parsed.ancestors(name)):
                     continue
                 result.used = True
+                if any(id(a) in tests for a in self.parsed.ancestors(name)):
+                    continue
                 self._classify(name, result)
                 if result.refusal or result.container:
                     return result

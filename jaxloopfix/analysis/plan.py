@@ -59,6 +59,10 @@ class Accumulator:
     finisher: cst.Call  # jnp.stack(name) / jnp.array(name) / jnp.asarray(name)
     finisher_reversed: bool = False  # the finisher reads `name[::-1]`
     axis: int = 0
+    # `name = jnp.stack(name)` after the loop: the statement holding the finisher rebinds the name.
+    rebinding: cst.SimpleStatementLine | None = None
+    # Statements the rewrite removes with the loop (`name = name[::-1]` before a rebinding finisher).
+    dropped: list[cst.SimpleStatementLine] = field(default_factory=list)
 
 
 @dataclass
@@ -76,6 +80,8 @@ class LoopPlan:
     accumulators: list[Accumulator] = field(default_factory=list)
     refusal: str | None = None
     unsafe_reasons: list[str] = field(default_factory=list)
+    # `if t == T - 1: v = a` / `else: v = b[t + 1]` in the body: each becomes `v = jnp.where(...)`.
+    selects: list[cst.If] = field(default_factory=list)
 
     @property
     def accumulates(self) -> bool:

@@ -172,6 +172,7 @@ class LoopPlanner:
                 set(element_names)
                 | {self.parsed.code(s.array) for s in plan.sequences}
                 | ({iteration.index} if iteration.index else set()),
+                plan,
             )
         )
         flow = block_flow(body, defined=set(loop_names))
@@ -208,12 +209,11 @@ class LoopPlanner:
                     "but has no value before the loop"
                 )
             elif kind == "scalar":
-                shown = self.parsed.code(value) if value is not None else "a Python scalar"
-                refusal = refusal or (
-                    f"the carry `{name}` starts as the Python value `{shown}` but the loop makes it an array; "
-                    f"initialise it as an array of the carried shape and dtype (e.g. `jnp.zeros(...)`) "
-                    "so every scan step sees the same type"
-                )
+                scalar = self._python_scalar_carry(name, value, body, plan, element_names)
+                if scalar is not None and scalar[0] == "refuse":
+                    refusal = refusal or scalar[1]
+                elif scalar is not None:
+                    plan.unsafe_reasons.append(scalar[1])
             elif kind == "static":
                 refusal = refusal or f"the carry `{name}` starts from a static argument; a scan would trace it"
             elif kind == "unknown":
@@ -229,7 +229,7 @@ class LoopPlanner:
                     f"value {shown} need not have the shape and dtype of the value each step assigns, as a "
                     "`lax.scan` carry must; the loop keeps only its last value"
                 )
-            stability = self._carry_stability(name, value, body, plan, element_names)
+            stability = self._carry_stability(name, value, body, plan, element_names) if kind != "scalar" else None
             if stability is not None:
                 kind_, reason_ = stability
                 if kind_ == "refuse":
@@ -250,7 +250,7 @@ class LoopPlanner:
         if iteration.index is not None:
             checker = IndexUseChecker(self.parsed, self.facts, body, array_names)
             skip = [r for s in plan.sequences for r in s.reads]
-            use = checker.check(iteration.index, skip)
+            use = checker.check(iteration.index, skip, plan.selects)
             if use.container:
                 return self._skip(loop, use.container)
             for name in sorted(use.maybe_arrays):
@@ -389,11 +389,28 @@ class LoopPlanner:
             return True
         return any(a.append is not None and self.facts.is_array(a.value) for a in plan.accumulators if a.value is not None)
 
-    def _traced_condition(self, loop: cst.For, per_step: set[str]) -> str | None:
+    def _traced_condition(self, loop: cst.For, per_step: set[str], plan: LoopPlan | None = None) -> str | None:
         """A Python `if`/`while` on a per-step value (`if mask[t]:`) fails under any trace: the loop
-        is reported, and JLF004's `jnp.where` fix comes first."""
+        is reported, and JLF004's `jnp.where` fix comes first. A step-level `if` on the index whose
+        branches only assign (`if t == T - 1: v = last` / `else: v = values[t + 1]`) becomes a
+        `jnp.where` in the step instead (recorded in `plan.selects`)."""
         found: list[str] = []
         parsed = self.parsed
+        selects: list[cst.If] = []
+        if plan is not None and plan.index is not None and isinstance(loop.body, cst.IndentedBlock):
+            body = list(loop.body.body)
+            for position, statement in enumerate(body):
+                if isinstance(statement, cst.If) and any(n.value in per_step for n in _value_names(statement.test)):
+                    kind = _index_select(statement, body[:position], plan.index, per_step)
+                    if kind is not None:
+                        selects.append(statement)
+                        if kind != "reads":
+                            plan.unsafe_reasons.append(
+                                f"both branches of `if {shorten(parsed.code(statement.test), 30)}:` run every step and "
+                                "`jnp.where` keeps one; a branch value that is inf or nan where it is not kept "
+                                "makes the gradient nan"
+                            )
+        chosen = {id(s) for s in selects}
 
         class Walk(cst.CSTVisitor):
             def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
@@ -406,8 +423,11 @@ class LoopPlanner:
                 if any(n.value in per_step for n in _value_names(test)):
                     found.append(parsed.code(test))
 
-            def visit_If(self, node: cst.If) -> None:
+            def visit_If(self, node: cst.If) -> bool:
+                if id(node) in chosen:
+                    return False
                 self._test(node.test)
+                return True
 
             def visit_While(self, node: cst.While) -> None:
                 self._test(node.test)
@@ -417,6 +437,8 @@ class LoopPlanner:
 
         loop.body.visit(Walk())
         if not found:
+            if plan is not None:
+                plan.selects = selects
             return None
         return (
             f"Python control flow on the per-step value `{found[0]}` fails under a trace "
@@ -721,6 +743,33 @@ class LoopPlanner:
     ) -> tuple[str, str] | None:
         """("unsafe", the assumption) unless the carry provably keeps its dtype and shape after one
         step (jaxloopfix/analysis/carry_types.py)."""
+        types, carries = self._loop_types(body, plan, element_names)
+        reason = types.carry_reason(name, init, body, carries | {name})
+        return ("unsafe", reason) if reason is not None else None
+
+    def _python_scalar_carry(
+        self,
+        name: str,
+        init: cst.BaseExpression | None,
+        body: list[cst.BaseStatement],
+        plan: LoopPlan,
+        element_names: list[str],
+    ) -> tuple[str, str] | None:
+        """`gae = 0.0` before the loop: fine for `lax.scan` when the step makes it a 0-d array and
+        keeps it one; a Python value the body uses as one (a test, a bound, a count) is refused."""
+        shown = self.parsed.code(init) if init is not None else "a Python scalar"
+        for node in _python_uses(body, name):
+            return "refuse", (
+                f"the carry `{name}` starts as the Python value `{shown}` and the body uses it as a Python value "
+                f"(`{shorten(self.parsed.code(node), 40)}`); a scan would trace it"
+            )
+        if init is None:
+            return "unsafe", f"the carry `{name}` starts as a Python scalar whose value is not visible"
+        types, carries = self._loop_types(body, plan, element_names)
+        return types.python_scalar_reason(name, init, body, carries | {name})
+
+    def _loop_types(self, body: list[cst.BaseStatement], plan: LoopPlan, element_names: list[str]):  # noqa: ANN202
+        """The loop's carry-type analysis (jaxloopfix/analysis/carry_types.py), built once per loop."""
         from jaxloopfix.analysis.carry_types import LoopTypes
 
         cache: dict[int, tuple[LoopTypes, set[str]]] = self.__dict__.setdefault("_carry_types", {})
@@ -733,9 +782,7 @@ class LoopPlanner:
                 self.parsed, self.traced.node, self.traced.static_params, plan.loop, plan.sequences, plan.index
             )
             entry = cache[id(plan.loop)] = (types, carries)
-        types, carries = entry
-        reason = types.carry_reason(name, init, body, carries | {name})
-        return ("unsafe", reason) if reason is not None else None
+        return entry
 
     def _assigned_values(self, body: list[cst.BaseStatement], name: str) -> list[cst.BaseExpression]:
         values: list[cst.BaseExpression] = []
@@ -1018,3 +1065,81 @@ def _indexed_update_of(value: cst.BaseExpression, name: str) -> bool:
         and isinstance(at.value, cst.Name)
         and at.value.value == name
     )
+
+
+def _python_uses(body: list[cst.BaseStatement], name: str) -> list[cst.CSTNode]:
+    """Where the body needs `name` to be a Python value: `if`/`while`/ternary tests, `range(...)`
+    and slice bounds."""
+    found: list[cst.CSTNode] = []
+
+    def reads(node: cst.CSTNode | None) -> bool:
+        return node is not None and any(isinstance(n, cst.Name) and n.value == name for n in [node, *descendants(node)])
+
+    for statement in body:
+        for node in [statement, *descendants(statement)]:
+            if isinstance(node, (cst.If, cst.While, cst.IfExp)) and reads(node.test):
+                found.append(node.test)
+            elif isinstance(node, cst.Slice) and (reads(node.lower) or reads(node.upper) or reads(node.step)):
+                found.append(node)
+            elif isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "range" and reads(node):
+                found.append(node)
+    return found
+
+
+def _index_select(
+    node: cst.If, before: list[cst.BaseStatement], index: str, per_step: set[str]
+) -> str | None:
+    """Whether `node` can become `name = jnp.where(test, a, b)`: a comparison of the index with
+    values fixed for the loop, and branches that each only assign the same names once (a
+    missing `else:` keeps a value assigned earlier in the step). "reads" when every branch value
+    only reads (names, items, attributes, numbers), "computes" otherwise; None when it cannot."""
+    test = node.test
+    comparisons = [test] if isinstance(test, cst.Comparison) else (
+        [test.left, test.right] if isinstance(test, cst.BooleanOperation) else []
+    )
+    if not comparisons or not all(isinstance(c, cst.Comparison) for c in comparisons):
+        return None
+    if {n.value for n in _value_names(test)} & per_step != {index}:
+        return None
+    if any(isinstance(n, cst.Call) for n in descendants(test)):
+        return None
+    branches = [node.body]
+    if node.orelse is not None:
+        if not isinstance(node.orelse, cst.Else):
+            return None  # `elif`
+        branches.append(node.orelse.body)
+    assigned: list[dict[str, cst.BaseExpression]] = []
+    for block in branches:
+        values: dict[str, cst.BaseExpression] = {}
+        if not isinstance(block, cst.IndentedBlock):
+            return None
+        for statement in block.body:
+            if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
+                return None
+            small = statement.body[0]
+            if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)):
+                return None
+            name = small.targets[0].target.value
+            if name in values or any(isinstance(n, cst.Name) and n.value in values for n in descendants(small.value)):
+                return None  # assigned twice, or a branch reads what it assigned
+            values[name] = small.value
+        assigned.append(values)
+    if len(assigned) == 2 and set(assigned[0]) != set(assigned[1]):
+        return None
+    if len(assigned) == 1:
+        earlier = {
+            t.target.value
+            for statement in before if isinstance(statement, cst.SimpleStatementLine)
+            for small in statement.body if isinstance(small, cst.Assign)
+            for t in small.targets if isinstance(t.target, cst.Name)
+        }
+        if not set(assigned[0]) <= earlier:
+            return None
+    for values in assigned:
+        for value in values.values():
+            for part in [value, *descendants(value)]:
+                if isinstance(part, cst.BinaryOperation) and not isinstance(part.operator, (cst.Add, cst.Subtract)):
+                    return "computes"
+                if isinstance(part, (cst.Call, cst.Lambda, cst.IfExp, cst.Slice)):
+                    return "computes" if not isinstance(part, (cst.Slice, cst.Lambda)) else None
+    return "reads"

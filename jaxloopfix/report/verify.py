@@ -35,6 +35,9 @@ def write_verify_full(results: list[tuple[str, dict[str, Any]]], out: TextIO) ->
         if status != "equivalent" and result.get("message"):
             out.write(f"  {result['message']}\n")
         for case in result.get("cases") or []:
+            if case.get("inputs"):
+                out.write(f"  inputs {case.get('label')}: {case['inputs']}\n")
+        for case in result.get("cases") or []:
             if case.get("gradients_skipped") and "not requested" not in case["gradients_skipped"]:
                 out.write(f"  {case.get('label')}: gradients skipped ({case['gradients_skipped']})\n")
         timings = result.get("timings") or {}

@@ -47,8 +47,43 @@ def _comment_lines(statement: cst.SimpleStatementLine) -> list[cst.EmptyLine]:
 
 
 class _ReplaceReads(cst.CSTTransformer):
-    def __init__(self, reads: dict[int, str]) -> None:
+    """Per-step reads `xs[t]` become the step's slice; a planned `if t == T - 1:` whose branches
+    only assign becomes one `name = jnp.where(test, a, b)` per name (`selects` maps it to `jnp`)."""
+
+    def __init__(self, reads: dict[int, str], selects: dict[int, str] | None = None) -> None:
         self.reads = reads
+        self.selects = selects or {}
+
+    def leave_If(self, original: cst.If, updated: cst.If) -> cst.BaseStatement | cst.FlattenSentinel[cst.BaseStatement]:
+        jnp = self.selects.get(id(original))
+        if jnp is None:
+            return updated
+        branches = [updated.body]
+        if isinstance(updated.orelse, cst.Else):
+            branches.append(updated.orelse.body)
+        values = [
+            {s.body[0].targets[0].target.value: s.body[0].value for s in block.body}  # type: ignore[attr-defined]
+            for block in branches
+        ]
+        test = updated.test.with_changes(lpar=[], rpar=[])
+        lines = []
+        for position, (name, chosen) in enumerate(values[0].items()):
+            other = values[1][name] if len(values) == 2 else cst.Name(name)
+            call = cst.Call(
+                func=cst.Attribute(cst.Name(jnp), cst.Name("where")),
+                args=[
+                    cst.Arg(test, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+                    cst.Arg(chosen, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+                    cst.Arg(other),
+                ],
+            )
+            lines.append(
+                cst.SimpleStatementLine(
+                    body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=call)],
+                    leading_lines=updated.leading_lines if position == 0 else (),
+                )
+            )
+        return cst.FlattenSentinel(lines)
 
     def leave_Subscript(self, original: cst.Subscript, updated: cst.Subscript) -> cst.BaseExpression:
         name = self.reads.get(id(original))
@@ -127,7 +162,8 @@ class ScanRenderer:
         """Body statements of the step, the per-step output expressions, and comments left over."""
         plan = self.plan
         reads = {id(r): s.param for s in plan.sequences for r in s.reads}
-        replacer = _ReplaceReads(reads)
+        selects = {id(node): self.imports.jnp() for node in plan.selects}
+        replacer = _ReplaceReads(reads, selects)
         binds = {id(s.bind) for s in plan.sequences if s.bind is not None}
         appends = {id(a.append): a for a in plan.accumulators}
         body = list(plan.loop.body.body)  # type: ignore[union-attr]
@@ -156,11 +192,13 @@ class ScanRenderer:
                 pending = []
                 out.append(new)
                 continue
-            new_statement = statement.visit(replacer)
-            if pending:
-                new_statement = new_statement.with_changes(leading_lines=[*pending, *new_statement.leading_lines])  # type: ignore[union-attr]
-                pending = []
-            out.append(new_statement)  # type: ignore[arg-type]
+            visited = statement.visit(replacer)
+            replaced = list(visited.nodes) if isinstance(visited, cst.FlattenSentinel) else [visited]
+            for new_statement in replaced:
+                if pending:
+                    new_statement = new_statement.with_changes(leading_lines=[*pending, *new_statement.leading_lines])  # type: ignore[union-attr]
+                    pending = []
+                out.append(new_statement)  # type: ignore[arg-type]
         return out, [outputs[a.name] for a in plan.accumulators], pending
 
     def render(self) -> cst.Module:
@@ -234,7 +272,7 @@ class ScanRenderer:
             scan_statement = scan_statement.with_changes(leading_lines=moved)
 
         finishers = {id(a.finisher): self.finisher_replacement(a) for a in plan.accumulators}
-        inits = {id(a.init) for a in plan.accumulators}
+        inits = {id(a.init) for a in plan.accumulators} | removed_after(plan, finishers)
         transformer = _ModuleRewrite(loop, [step_def, scan_statement], inits, finishers)
         module = self.module.visit(transformer)
         return self.imports.apply(module)
@@ -247,6 +285,18 @@ class ScanRenderer:
         if accumulator.axis != 0:
             expr = f"{self.imports.jnp()}.moveaxis({expr}, 0, {accumulator.axis})"
         return cst.parse_expression(expr, config=self.config)
+
+
+def removed_after(plan: LoopPlan, finishers: dict[int, cst.BaseExpression]) -> set[int]:
+    """Statements after the loop that the rewrite removes: `outs = outs[::-1]` before a rebinding
+    finisher, and the rebinding itself when it would read `outs = outs`."""
+    removed: set[int] = set()
+    for accumulator in plan.accumulators:
+        removed |= {id(statement) for statement in accumulator.dropped}
+        replacement = finishers.get(id(accumulator.finisher))
+        if accumulator.rebinding is not None and isinstance(replacement, cst.Name) and replacement.value == accumulator.name:
+            removed.add(id(accumulator.rebinding))
+    return removed
 
 
 def _pack(items: list[str]) -> str:

@@ -19,12 +19,12 @@ import libcst as cst
 
 from jaxloopfix.analysis.source import comments_in
 from jaxloopfix.analysis.plan import Accumulator, LoopPlan, Sequence
-from jaxloopfix.rewrite.scan import ScanRenderer, _ModuleRewrite, _ReplaceReads
+from jaxloopfix.rewrite.scan import ScanRenderer, _ModuleRewrite, _ReplaceReads, removed_after
 
 
 def is_map_only(plan: LoopPlan) -> bool:
     """Whether the plan is a map: outputs only, nothing carried, something to map over."""
-    if plan.carries or not plan.accumulators:
+    if plan.carries or not plan.accumulators or plan.selects:
         return False
     if any(a.value is None or a.finisher is None for a in plan.accumulators):
         return False
@@ -148,7 +148,7 @@ class VmapRenderer(ScanRenderer):
         replacement.append(call)
 
         finishers = {id(a.finisher): self.finisher_replacement(a) for a in plan.accumulators}
-        inits = {id(a.init) for a in plan.accumulators}
+        inits = {id(a.init) for a in plan.accumulators} | removed_after(plan, finishers)
         module = self.module.visit(_ModuleRewrite(loop, replacement, inits, finishers))
         return self.imports.apply(module)
 

@@ -7,6 +7,7 @@ from jaxloopfix.diagnostics import Diagnostic, Fix
 from jaxloopfix.rewrite.edits import fix_from_rewrite
 from jaxloopfix.rewrite.scan import ScanRenderer
 from jaxloopfix.rewrite.vmap import VmapRenderer, is_map_only
+from jaxloopfix.analysis.source import shorten
 from jaxloopfix.rules.base import FileContext, node_diagnostic
 
 FIX_TITLE = "Rewrite loop with `lax.scan`"
@@ -66,6 +67,12 @@ def render_fix(context: FileContext, plan: LoopPlan) -> tuple[Fix | None, str | 
     unroll = context.settings.unroll_for(plan.function.name)
     renderer = VmapRenderer if is_map_only(plan) else ScanRenderer
     title = VMAP_FIX_TITLE if is_map_only(plan) else FIX_TITLE
+    if plan.selects:
+        tests = ", ".join(f"`if {shorten(context.parsed.code(n.test), 30)}:`" for n in plan.selects)
+        title += (
+            f"; {tests} becomes `jnp.where` (the step computes both branches; a read past the end "
+            "in the branch not kept is clamped)"
+        )
     return fix_from_rewrite(
         context.parsed.text, lambda: renderer(context.parsed, plan, unroll).render().code, title, plan.unsafe_reasons
     )

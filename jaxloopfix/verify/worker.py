@@ -214,6 +214,47 @@ def grad_skip_reason(expected: Any, case) -> str | None:
     return None
 
 
+class NotEquivalent(Exception):
+    """The original ran on a case and the rewrite raised: the two are not equivalent on it."""
+
+    def __init__(self, case, exc: BaseException):
+        super().__init__(case.label)
+        self.case = case
+        self.exc = exc
+
+
+def describe_inputs(fn: Callable, case) -> str:
+    """`xs: f32[5,4], w: f32[4,4], n=5`: what a case passes, by parameter name, with shapes."""
+    import inspect
+
+    import jax
+
+    try:
+        names = [p.name for p in inspect.signature(fn).parameters.values()]
+    except (TypeError, ValueError):
+        names = []
+
+    def one(value: Any) -> str:
+        shape, dtype = getattr(value, "shape", None), getattr(value, "dtype", None)
+        if shape is not None and dtype is not None:
+            short = str(dtype).replace("float", "f").replace("int", "i").replace("bool", "b")
+            return f"{short}[{','.join(str(d) for d in shape)}]"
+        return repr(value) if isinstance(value, (int, float, bool, str, type(None))) else type(value).__name__
+
+    def text(value: Any) -> str:
+        leaves = jax.tree_util.tree_leaves(value)
+        if len(leaves) == 1 and leaves[0] is value:
+            return one(value)
+        return str(jax.tree_util.tree_map(one, value)).replace("'", "")
+
+    parts = []
+    for i, value in enumerate(case.args):
+        name = names[i] if i < len(names) else f"arg{i}"
+        parts.append(f"{name}={text(value)}" if i in case.static_argnums else f"{name}: {text(value)}")
+    parts.extend(f"{k}={text(v)}" for k, v in case.kwargs.items())
+    return ", ".join(parts)
+
+
 def check_case(original: Callable, rewritten: Callable, case, want_grad: bool) -> dict:
     """Outputs (and gradients) of both versions on one case; raises StepError naming the version that failed."""
     from jaxloopfix.verify.compare import compare_trees
@@ -225,8 +266,11 @@ def check_case(original: Callable, rewritten: Callable, case, want_grad: bool) -
     try:
         actual = call(rewritten, case)
     except Exception as exc:
-        raise StepError(f"{case.label}: the rewritten function raised", exc) from exc
-    result = {"label": case.label, "outputs": compare_trees(expected, actual), "gradients": None, "gradients_skipped": None}
+        raise NotEquivalent(case, exc) from exc
+    result = {
+        "label": case.label, "inputs": describe_inputs(original, case), "outputs": compare_trees(expected, actual),
+        "gradients": None, "gradients_skipped": None,
+    }
     if not want_grad:
         result["gradients_skipped"] = "gradients not requested"
         return result
@@ -379,11 +423,25 @@ def verify(job: dict) -> dict:
     except InputError as exc:
         return empty_result("error", f"{exc}: {describe(exc, user)}" if exc.__cause__ else str(exc), "factory")
     if not cases:
-        return empty_result("unverified", "no inputs found", source)
+        return empty_result(
+            "unverified",
+            "no inputs found: no input factory (`--example MODULE:FUNCTION`), no array annotations to build "
+            "inputs from, and no synthesized candidate (rank 1 and 2 arrays and scalars per parameter, lowest "
+            "rank first) that the original accepts",
+            source,
+        )
     results = []
     try:
         for case in cases:
             results.append(check_case(original, rewritten, case, bool(job.get("grad", True))))
+    except NotEquivalent as exc:
+        result = summarize(empty_result("mismatch", "", source), results)
+        result["status"] = "mismatch"
+        result["message"] = (
+            f"not equivalent for inputs of shape {describe_inputs(original, exc.case)} ({exc.case.label}): "
+            f"the original runs and the rewritten function raised {describe(exc.exc, user)}"
+        )
+        return result
     except StepError as exc:
         result = summarize(empty_result("error", "", source), results)
         result["status"], result["message"] = "error", f"{exc.message}: {describe(exc, user)}"
