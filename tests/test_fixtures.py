@@ -101,11 +101,10 @@ REFUSALS = {
     "continue_in_body": "`continue`",
     "for_else": "`else:`",
     "growing_carry": "changes shape",
-    "index_in_python_if": "control flow",
     "outer_list_mutation": "DEBUG_LOG",
     "print_in_body": "`print`",
     "return_in_body": "`return`",
-    "scalar_init": "Python value `0.0`",
+    "scalar_init": "starts as the Python value `0.0` and the step makes it an array of shape (D,)",
     "try_in_body": "`try`",
     "with_in_body": "`with`",
 }
