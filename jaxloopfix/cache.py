@@ -119,24 +119,32 @@ class ResultCache:
         """Write atomically; a cache that cannot be written is silently not written."""
         if not self.dirty:
             return
+        for path, keys in self.used.items():  # a file checked in this run keeps this run's entries
+            self.entries[path] = {k: v for k, v in self.entries.get(path, {}).items() if k in keys}
+        if write_json_atomic(self.file, {"format": FORMAT, "entries": self.entries}):
+            self.dirty = False
+
+
+def write_json_atomic(file: Path, data: Any) -> bool:
+    """Write `data` to `file` in `.jaxloopfix_cache/` whole or not at all (a temporary file, then
+    `os.replace`), creating the directory with its `.gitignore`. False when it cannot be written."""
+    directory = file.parent
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        ignore = directory / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text("# Created by jaxloopfix\n*\n", encoding="utf-8")
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{file.stem}-", suffix=".tmp")
         try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            ignore = self.directory / ".gitignore"
-            if not ignore.exists():
-                ignore.write_text("# Created by jaxloopfix\n*\n", encoding="utf-8")
-            for path, keys in self.used.items():  # a file checked in this run keeps this run's entries
-                self.entries[path] = {k: v for k, v in self.entries.get(path, {}).items() if k in keys}
-            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".results-", suffix=".tmp")
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as out:
-                    json.dump({"format": FORMAT, "entries": self.entries}, out, separators=(",", ":"))
-                os.replace(tmp, self.file)
-            except BaseException:
-                os.unlink(tmp)
-                raise
-        except OSError:
-            return
-        self.dirty = False
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                json.dump(data, out, separators=(",", ":"))
+            os.replace(tmp, file)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    except OSError:
+        return False
+    return True
 
 
 def _id(path: Path) -> str:

@@ -281,6 +281,13 @@ SAFE = {"proven_offset_range", "proven_reversed_with_buffer"}
 UNSAFE = {"step_two_with_index", "enumerate_zip_start", "two_loops_same_names"}
 
 
+def _load_pair(tmp_path, source: str, fixed: str, label: str):
+    """The original and the fixed source, each imported as a module."""
+    (tmp_path / "original.py").write_text(source)
+    (tmp_path / "fixed.py").write_text(fixed)
+    return load_module(tmp_path / "original.py", f"{label}_original"), load_module(tmp_path / "fixed.py", f"{label}_fixed")
+
+
 def _run(source: str):
     return lint_text(source, "case.py", Settings()), apply_fixes(source, "case.py", Settings(), unsafe=True)
 
@@ -301,10 +308,7 @@ def test_variant_is_flagged_and_fixed_equal_on_jax(name, tmp_path):
     assert count == len(diagnostics)
     assert remaining == []
     assert apply_fixes(fixed, "case.py", Settings(), unsafe=True)[0] == fixed  # idempotent
-    (tmp_path / "original.py").write_text(source)
-    (tmp_path / "fixed.py").write_text(fixed)
-    original = load_module(tmp_path / "original.py", f"variant_original_{name}")
-    rewritten = load_module(tmp_path / "fixed.py", f"variant_fixed_{name}")
+    original, rewritten = _load_pair(tmp_path, source, fixed, f"variant_{name}")
     for x in X:
         expected, actual = original.f(x), rewritten.f(x)
         assert jax.tree_util.tree_structure(expected) == jax.tree_util.tree_structure(actual)
@@ -490,10 +494,7 @@ def test_python_scalar_carry_is_fixed_and_runs_equal(name, tmp_path):
     if kind == "unsafe":
         assert "starts as the Python value" in diagnostics[0].fix.message
     assert count == 1 and remaining == []
-    (tmp_path / "original.py").write_text(source)
-    (tmp_path / "fixed.py").write_text(fixed)
-    original = load_module(tmp_path / "original.py", f"scalar_original_{name}")
-    rewritten = load_module(tmp_path / "fixed.py", f"scalar_fixed_{name}")
+    original, rewritten = _load_pair(tmp_path, source, fixed, f"scalar_{name}")
     for x in X:
         for e, a in zip(jax.tree_util.tree_leaves(original.f(x)), jax.tree_util.tree_leaves(rewritten.f(x)), strict=True):
             assert np.shape(e) == np.shape(a) and np.asarray(e).dtype == np.asarray(a).dtype
@@ -575,10 +576,7 @@ def test_static_index_branch_becomes_where_and_runs_equal(name, tmp_path):
     assert len(diagnostics) == 1 and diagnostics[0].fix is not None, [d.no_fix_reason for d in diagnostics]
     assert "becomes `jnp.where`" in diagnostics[0].fix.message
     assert count == 1 and remaining == [] and "jnp.where(t == " in fixed
-    (tmp_path / "original.py").write_text(source)
-    (tmp_path / "fixed.py").write_text(fixed)
-    original = load_module(tmp_path / "original.py", f"select_original_{name}")
-    rewritten = load_module(tmp_path / "fixed.py", f"select_fixed_{name}")
+    original, rewritten = _load_pair(tmp_path, source, fixed, f"select_{name}")
     x = jnp.sin(jnp.arange(28.0)).reshape(7, 4)
     np.testing.assert_allclose(np.asarray(rewritten.f(x)), np.asarray(original.f(x)), rtol=2e-5, atol=2e-6)
     grad = lambda module: jax.grad(lambda v: jnp.sum(jnp.sin(module.f(v))))(x)  # noqa: E731

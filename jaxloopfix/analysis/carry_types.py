@@ -90,6 +90,10 @@ class Unknown(Exception):
     """Raised with the reason the type of an expression cannot be known."""
 
 
+class WeakType(Unknown):
+    """A value required to be strongly typed is weakly typed (a Python scalar's type)."""
+
+
 class LoopTypes:
     """Abstract types of the values one loop's body computes."""
 
@@ -278,7 +282,7 @@ class LoopTypes:
         if ty.dtype is None or ty.dtype.name is None:
             raise Unknown(f"the dtype of {what} is not known")
         if ty.dtype.weak:
-            raise Unknown(
+            raise WeakType(
                 f"{what} is weakly typed (a Python scalar's type), so the scan casts it to the step's dtype "
                 "before the first step"
             )
@@ -305,12 +309,12 @@ class LoopTypes:
             self._run_block(body, env, "", UNKNOWN)  # the first step: record what it makes of the carry
             after = env.get(name, UNKNOWN)
             self._require_known(after, f"`{name}` after one step")
+        except WeakType:
+            return "refuse", (
+                f"{start} and the loop keeps it a Python value (`{name}` is weakly typed after a step); "
+                "a scan would trace it"
+            )
         except Unknown as why:
-            if "weakly typed" in str(why):
-                return "refuse", (
-                    f"{start} and the loop keeps it a Python value (`{name}` is weakly typed after a step); "
-                    "a scan would trace it"
-                )
             return "unsafe", (
                 f"{start}; `lax.scan` casts it to the step's dtype, which equals the loop only if every step "
                 f"keeps it a 0-d array: cannot prove that ({why}); `jaxloopfix verify` settles it"

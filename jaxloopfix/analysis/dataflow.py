@@ -211,8 +211,6 @@ class LoopDataflow:
         if isinstance(finisher, str):
             return finisher
         call_node, reversed_arg, axis = finisher
-        if rebinding is not None and not self.parsed.contains(rebinding[0], call_node):
-            return f"`{name}` is reassigned outside the loop"
         return Accumulator(
             name=name,
             init=init,

@@ -7,6 +7,8 @@ Python control flow, slice bounds, shapes and container lookups do not.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -84,7 +86,7 @@ class IndexUseChecker:
                                 changed = True
         return tainted
 
-    def check(self, index: str, skip: list[cst.Subscript], selects: list[cst.If] = ()) -> IndexUse:  # type: ignore[assignment]
+    def check(self, index: str, skip: list[cst.Subscript], selects: Sequence[cst.If] = ()) -> IndexUse:
         """How the body uses the index beyond the per-step reads in `skip`. The tests of `selects`
         (an `if` the rewrite turns into `jnp.where`) use it as a traced value, which is fine."""
         self.index = index

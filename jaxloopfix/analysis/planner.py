@@ -396,21 +396,15 @@ class LoopPlanner:
         `jnp.where` in the step instead (recorded in `plan.selects`)."""
         found: list[str] = []
         parsed = self.parsed
-        selects: list[cst.If] = []
+        selects: list[tuple[cst.If, str]] = []  # (the `if`, "reads" or "computes")
         if plan is not None and plan.index is not None and isinstance(loop.body, cst.IndentedBlock):
             body = list(loop.body.body)
             for position, statement in enumerate(body):
                 if isinstance(statement, cst.If) and any(n.value in per_step for n in _value_names(statement.test)):
                     kind = _index_select(statement, body[:position], plan.index, per_step)
                     if kind is not None:
-                        selects.append(statement)
-                        if kind != "reads":
-                            plan.unsafe_reasons.append(
-                                f"both branches of `if {shorten(parsed.code(statement.test), 30)}:` run every step and "
-                                "`jnp.where` keeps one; a branch value that is inf or nan where it is not kept "
-                                "makes the gradient nan"
-                            )
-        chosen = {id(s) for s in selects}
+                        selects.append((statement, kind))
+        chosen = {id(s) for s, _ in selects}
 
         class Walk(cst.CSTVisitor):
             def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
@@ -438,7 +432,14 @@ class LoopPlanner:
         loop.body.visit(Walk())
         if not found:
             if plan is not None:
-                plan.selects = selects
+                plan.selects = [statement for statement, _ in selects]
+                for statement, kind in selects:
+                    if kind != "reads":
+                        plan.unsafe_reasons.append(
+                            f"both branches of `if {shorten(parsed.code(statement.test), 30)}:` run every step and "
+                            "`jnp.where` keeps one; a branch value that is inf or nan where it is not kept "
+                            "makes the gradient nan"
+                        )
             return None
         return (
             f"Python control flow on the per-step value `{found[0]}` fails under a trace "

@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from pathlib import Path
 
-from jaxloopfix.cache import CACHE_DIR, code_version
+from jaxloopfix.cache import CACHE_DIR, code_version, write_json_atomic
 
 FILE = "verified-v1.json"
 
@@ -48,18 +46,4 @@ class VerifyRecord:
 
     def save(self) -> None:
         """Write atomically; a record that cannot be written is not written."""
-        try:
-            self.file.parent.mkdir(parents=True, exist_ok=True)
-            ignore = self.file.parent / ".gitignore"
-            if not ignore.exists():
-                ignore.write_text("# Created by jaxloopfix\n*\n", encoding="utf-8")
-            fd, tmp = tempfile.mkstemp(dir=self.file.parent, prefix=".verified-", suffix=".tmp")
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as out:
-                    json.dump(self.entries, out, separators=(",", ":"))
-                os.replace(tmp, self.file)
-            except BaseException:
-                os.unlink(tmp)
-                raise
-        except OSError:
-            return
+        write_json_atomic(self.file, self.entries)
