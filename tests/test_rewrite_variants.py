@@ -588,6 +588,8 @@ def test_index_branch_that_is_not_a_selection_is_refused():
     for branch in (
         "if t == 0:\n            v = xs[0]\n        elif t == 1:\n            v = xs[1]\n        else:\n            v = xs[t]",
         "if t == 0:\n            v = xs[0]\n        else:\n            u = xs[t]\n            v = u",
+        # A slice bound read by the index in any branch value, even after one that computes.
+        "if t == 0:\n            v = jnp.tanh(xs[0])\n        else:\n            v = xs[t:t + 1].sum(0)",
     ):
         source = HEADER + textwrap.dedent(
             """

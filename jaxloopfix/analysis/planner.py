@@ -1136,11 +1136,12 @@ def _index_select(
         }
         if not set(assigned[0]) <= earlier:
             return None
-    for values in assigned:
-        for value in values.values():
-            for part in [value, *descendants(value)]:
-                if isinstance(part, cst.BinaryOperation) and not isinstance(part.operator, (cst.Add, cst.Subtract)):
-                    return "computes"
-                if isinstance(part, (cst.Call, cst.Lambda, cst.IfExp, cst.Slice)):
-                    return "computes" if not isinstance(part, (cst.Slice, cst.Lambda)) else None
-    return "reads"
+    parts = [part for values in assigned for value in values.values() for part in [value, *descendants(value)]]
+    if any(isinstance(part, (cst.Slice, cst.Lambda)) for part in parts):
+        return None  # a traced slice bound raises in the step; a lambda would capture the traced index
+    computes = any(
+        isinstance(part, (cst.Call, cst.IfExp))
+        or (isinstance(part, cst.BinaryOperation) and not isinstance(part.operator, (cst.Add, cst.Subtract)))
+        for part in parts
+    )
+    return "computes" if computes else "reads"
