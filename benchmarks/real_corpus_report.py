@@ -5,7 +5,8 @@ manifest (the trees `score.py` extracted into --work), and writes one Markdown r
 loop: kind, found or clean, the code reported, and the fix (safe / unsafe with its named
 assumption) or the reason there is none. With `--verify`, each unsafe fix of a found loop is
 run through `jaxloopfix verify FILE::FUNCTION` in its tree (the tool's own inputs: annotations
-or synthesized), and the cell says unsafe-verified or what verify found. Run `score.py` first
+or synthesized; an input factory from `real_corpus/examples/ex_<id>.py` where one is written),
+and the cell says unsafe-verified, with the inputs' source, or what verify found. Run `score.py` first
 so the trees exist.
 
     python3 benchmarks/real_corpus_report.py --manifest ../shared/real-corpus/manifest.tsv \
@@ -18,6 +19,7 @@ import argparse
 import collections
 import csv
 import json
+import os
 import pathlib
 import re
 import subprocess
@@ -54,15 +56,24 @@ def _fix_cell(hit: dict, verified: dict | None = None) -> str:
     return f"none: {hit.get('no_fix_reason') or ''}"
 
 
-def _verify(jlf: str, dest: pathlib.Path, path: str, function: str, timeout: int) -> dict:
-    """`jaxloopfix verify FILE::FUNCTION` on the tree (unsafe fixes included, no timing)."""
-    name = function.rsplit(".", 1)[-1]
-    if "." in function:
-        return {"status": "unverified", "message": "a method: verify runs module-level functions only"}
-    run = subprocess.run(
-        [jlf, "verify", "--no-measure", "--timeout", str(timeout), "--output-format", "json", f"{path}::{name}"],
-        capture_output=True, text=True, cwd=dest,
-    )
+EXAMPLES = pathlib.Path(__file__).parent / "real_corpus" / "examples"
+
+
+def _verify(jlf: str, dest: pathlib.Path, path: str, function: str, timeout: int, loop_id: str) -> dict:
+    """`jaxloopfix verify FILE::FUNCTION` on the tree (unsafe fixes included, no timing).
+
+    `Class.method` is passed as is; a function nested deeper is passed by its own name (verify says why it
+    cannot run it). When `real_corpus/examples/ex_<id>.py` exists, its `example()` is the input factory.
+    """
+    parts = function.split(".")
+    name = function if len(parts) <= 2 else parts[-1]
+    command = [jlf, "verify", "--no-measure", "--timeout", str(timeout), "--output-format", "json", f"{path}::{name}"]
+    env = dict(os.environ)
+    factory = EXAMPLES / f"ex_{loop_id.lower()}.py"
+    if factory.exists():
+        command[2:2] = ["--example", f"{factory.stem}:example"]
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(EXAMPLES), env.get("PYTHONPATH")]))
+    run = subprocess.run(command, capture_output=True, text=True, cwd=dest, env=env)
     try:
         found = json.loads(run.stdout or "[]")
     except json.JSONDecodeError:
@@ -109,7 +120,7 @@ def main() -> int:
             code = ", ".join(sorted({h["code"] for h in hits}))
             verified = None
             if a.verify and hits and row["kind"] == "tp" and (hits[0].get("fix") or {}).get("applicability") == "unsafe":
-                verified = _verify(a.jlf, dest, row["path"], row["function"], a.timeout)
+                verified = _verify(a.jlf, dest, row["path"], row["function"], a.timeout, row["id"])
                 counts["verified"] += verified.get("status") == "equivalent"
             counts["safe"] += bool(hits) and row["kind"] == "tp" and (hits[0].get("fix") or {}).get("applicability") == "safe"
             fix = _fix_cell(hits[0], verified).replace("|", "\\|") if hits else ""

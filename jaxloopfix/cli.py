@@ -361,7 +361,7 @@ def verify(
     from jaxloopfix.engine import ParseError
     from jaxloopfix.files import SourceError, read_source
     from jaxloopfix.report.verify import write_verify_full, write_verify_json
-    from jaxloopfix.verify.gate import verify_file
+    from jaxloopfix.verify.gate import by_name, verify_file
     from jaxloopfix.verify.record import VerifyRecord
     from jaxloopfix.verify.runner import VerifyOptions
 
@@ -389,8 +389,8 @@ def verify(
                 errors = True
                 continue
             record = VerifyRecord(settings.project_root or Path.cwd())
-            for name, result in found:
-                record.put(path, source.text, name, str(result.get("status")))
+            for name, status in by_name(found).items():
+                record.put(path, source.text, name, status)
             record.save()
             if not found:
                 what = "no safe fix (`--safe-only`)" if safe_only else "no fixable loop"

@@ -15,6 +15,12 @@ from jaxloopfix.analysis.names import assigned_names, loads
 from jaxloopfix.analysis.purity import IMPURE, PurityChecker
 from jaxloopfix.analysis.source import ParsedModule, shorten
 
+# Maps that call their function on every leaf before returning: a lambda given to them never
+# outlives the step, so it may capture the step's values (a traced index included).
+TREE_MAPS = frozenset(
+    {"jax.tree_util.tree_map", "jax.tree.map", "jax.tree_map", "jax.tree_util.tree_map_with_path", "jax.tree.map_with_path"}
+)
+
 # A multiplier of the loop index up to this size cannot overflow int32 in any loop short enough
 # to unroll (2**21 steps); larger or unknown ones can.
 SMALL_INDEX_FACTOR = 1024
@@ -105,7 +111,19 @@ class _BodyCheck(cst.CSTVisitor):
         self.refuse("the body defines a class")
         return False
 
+    def _called_now(self, node: cst.Lambda) -> bool:
+        """A lambda passed as the function of a tree map runs before the map returns, inside its own step."""
+        arg = self.parsed.parent(node)
+        call = self.parsed.parent(arg) if isinstance(arg, cst.Arg) else None
+        if not isinstance(call, cst.Call) or not isinstance(call.func, (cst.Name, cst.Attribute)):
+            return False
+        if self.parsed.qualified_name(call.func) not in TREE_MAPS:
+            return False
+        return arg is call.args[0] and arg.keyword is None or (arg.keyword is not None and arg.keyword.value == "f")
+
     def _closure(self, node: cst.FunctionDef | cst.Lambda) -> None:
+        if isinstance(node, cst.Lambda) and self._called_now(node):
+            return
         free = {n.value for n in loads(node)}
         captured = sorted(free & (self.loop_names | self.body_assigned))
         loop_captured = sorted(free & self.loop_names)

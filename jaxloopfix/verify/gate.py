@@ -32,30 +32,47 @@ def verify_file(
     factory: str | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> list[tuple[str, dict[str, Any]]]:
-    """(function, worker result) for every function with fixable loops in `path`."""
+    """(`name` or `Class.name`, worker result) for every function with fixable loops in `path`."""
     unrolls = (1, 2, 4, 8, 16) if options.tune_unroll else (1,)
     out = []
     for target in collect_targets(path, text, settings, function=function, unsafe=unsafe, unrolls=unrolls, factory=factory):
         if progress is not None:
             progress(target.label)
-        out.append((target.function, run_target(target, options)))
+        out.append((target.qualified, run_target(target, options)))
     return out
+
+
+def by_name(found: list[tuple[str, dict[str, Any]]]) -> dict[str, str]:
+    """One status per function name as diagnostics carry it (`Class.name` -> `name`).
+
+    Two classes' methods of one name share it, so the name counts as equivalent only when every one is.
+    """
+    statuses: dict[str, str] = {}
+    for qualified, result in found:
+        name = qualified.rsplit(".", 1)[-1]
+        status = str(result.get("status"))
+        if statuses.get(name, "equivalent") == "equivalent":
+            statuses[name] = status
+    return statuses
 
 
 def gate_fixes(path: Path, text: str, settings: Settings, options: VerifyOptions, *, unsafe: bool) -> FixGate:
     verified: set[str] = set()
     overrides: list[tuple[str, int]] = []
     gate = FixGate(accept=lambda d: d.extra.get("function") in verified, settings=settings)
-    for function, result in verify_file(path, text, settings, options, unsafe=unsafe):
-        gate.results[function] = result
-        if result.get("status") == "equivalent":
+    found = verify_file(path, text, settings, options, unsafe=unsafe)
+    statuses = by_name(found)
+    for qualified, result in found:
+        function = qualified.rsplit(".", 1)[-1]
+        gate.results[qualified] = result
+        if statuses[function] == "equivalent":
             verified.add(function)
             choice = (result.get("unroll") or {}).get("choice")
             if isinstance(choice, int) and choice != 1:
                 overrides.append((function, choice))
         else:
             gate.notes.append(
-                FileError(str(path), f"`{function}` left unfixed: verify says {result.get('status')}: {result.get('message', '')}")
+                FileError(str(path), f"`{qualified}` left unfixed: verify says {result.get('status')}: {result.get('message', '')}")
             )
     if overrides:
         gate.settings = replace(settings, unroll_overrides=tuple(overrides))

@@ -12,6 +12,7 @@ up as a shape error instead of passing by coincidence.
 from __future__ import annotations
 
 import importlib
+import functools
 import inspect
 import itertools
 import re
@@ -135,6 +136,24 @@ def python_function(fn: Callable) -> Callable:
         return fn
 
 
+def _globals(fn: Callable) -> dict:
+    """The module globals behind `fn`, looking through `functools.partial` (a method bound to its receiver)."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    return getattr(python_function(fn), "__globals__", {})
+
+
+def boolean_defaults(fn: Callable) -> list[dict]:
+    """Flips to try when a loop did not run: each boolean default negated alone, then all at once."""
+    try:
+        sig = inspect.signature(python_function(fn))
+    except (TypeError, ValueError):
+        return []
+    flags = {p.name: not p.default for p in sig.parameters.values() if isinstance(p.default, bool)}
+    singles = [{name: value} for name, value in flags.items()]
+    return singles + ([flags] if len(flags) > 1 else [])
+
+
 def _resolve_annotation(ann: Any, globals_: dict) -> Any:
     """String annotations (`from __future__ import annotations`) evaluated in the function's module, else unusable."""
     if not isinstance(ann, str):
@@ -153,7 +172,7 @@ def parameters(fn: Callable, signature: list[dict]) -> list[Param]:
         sig = inspect.signature(raw)
     except (TypeError, ValueError):
         return [Param(s["name"], True, bool(s.get("has_default")), spec=s) for s in signature or []]
-    globals_ = getattr(raw, "__globals__", {})
+    globals_ = _globals(fn)
     params = []
     for p in sig.parameters.values():
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
@@ -338,10 +357,11 @@ def from_annotations(fn: Callable, params: list[Param], lengths: list[int], x64:
     required = _required(params)
     templates, annotated = [], 0
     for p in required:
-        t = None if p.annotation is inspect.Parameter.empty else annotation_template(p.annotation, p.spec, x64)
+        fixed = p.spec.get("kind") == "fixed"
+        t = None if fixed or p.annotation is inspect.Parameter.empty else annotation_template(p.annotation, p.spec, x64)
         if t is not None:
             annotated += 1
-        elif p.spec.get("kind") in ("static_int", "scalar", "key"):
+        elif p.spec.get("kind") in ("static_int", "scalar", "key", "fixed"):
             t = _options(p.spec, x64)[0]
         else:
             return None
@@ -374,8 +394,11 @@ def _array_options(spec: dict, x64: bool) -> list[Template]:
     min_rank = max(int(spec.get("min_rank") or 0), 1)
     base = max(min_rank, (time_axis + 1) if isinstance(time_axis, int) and time_axis >= 0 else 1)
     ranks = [r for r in spec.get("rank_hints") or [] if r >= min_rank] + [base, base + 1]
+    if spec.get("exact_rank"):
+        ranks = [min_rank]
     shapes = [_shape(r, time_axis) for r in dict.fromkeys(ranks)]
-    return [ArrayT(s, _float_dtype(x64)) for s in shapes if s is not None]
+    dtype = spec.get("dtype") or _float_dtype(x64)
+    return [ArrayT(s, dtype) for s in shapes if s is not None]
 
 
 def _dict_options(spec: dict, x64: bool) -> list[Template]:
@@ -391,6 +414,8 @@ def _dict_options(spec: dict, x64: bool) -> list[Template]:
 def _options(spec: dict, x64: bool) -> list[Template]:
     """Candidate templates for one parameter, most likely first."""
     kind = spec.get("kind", "unknown")
+    if kind == "fixed":
+        return [StaticT(spec["value"])]
     if kind == "array":
         return _array_options(spec, x64)
     if kind == "dict":
@@ -456,12 +481,28 @@ def synthesize(
 # ---------------------------------------------------------------- entry point
 
 
+def _with_flips(params: list[Param], flips: dict) -> list[Param]:
+    """Parameters with the flipped flags passed by keyword as fixed values instead of left at their defaults."""
+    out = []
+    for p in params:
+        if p.name in flips:
+            p = Param(p.name, False, False, inspect.Parameter.empty, {"name": p.name, "kind": "fixed", "value": flips[p.name]})
+        out.append(p)
+    return out
+
+
 def build_cases(
-    fn: Callable, inputs: dict, lengths: list[int], x64: bool = False, prefer: Callable | None = None
+    fn: Callable,
+    inputs: dict,
+    lengths: list[int],
+    x64: bool = False,
+    prefer: Callable | None = None,
+    flips: dict | None = None,
 ) -> tuple[str | None, list[Case]]:
     """Cases from the first source that yields any: factory, annotations, synthesis. Factory errors raise InputError.
 
     `prefer` (the rewritten function) only breaks ties between synthesized candidates; see `synthesize`.
+    `flips` sets boolean parameters away from their defaults (a flag that selects the loop's branch).
     """
     factory = (inputs or {}).get("factory")
     if factory:
@@ -472,7 +513,7 @@ def build_cases(
         except BaseException as exc:
             raise InputError(f"input factory {factory} raised") from exc
     lengths = list(lengths or [5, 9])
-    params = parameters(fn, (inputs or {}).get("signature") or [])
+    params = _with_flips(parameters(fn, (inputs or {}).get("signature") or []), flips or {})
     try:
         cases = from_annotations(fn, params, lengths, x64)
     except Exception:

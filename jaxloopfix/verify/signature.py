@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import libcst as cst
+import libcst.matchers as m
 
 from jaxloopfix.analysis.arrays import ArrayFacts, is_array_annotation
 from jaxloopfix.analysis.names import parameters
@@ -40,6 +41,31 @@ class _Uses(cst.CSTVisitor):
         self.trip: set[str] = set()
         self.random_key: set[str] = set()
         self.loop_indices: list[str] = []
+        self.exact_rank: dict[str, int] = {}  # `b, l, d = x.shape`, an einsum operand
+        self.shape_dims: dict[str, tuple[str, int]] = {}  # `l` in `b, l, d = x.shape` -> (x, 1)
+        self.integer: set[str] = set()  # used as an index into another array: an integer array
+        self.element_of: dict[str, str] = {}  # `word` in `for word in words` -> words
+        self.einsum_terms: list[list[tuple[str | None, str]]] = []  # operands of literal einsums
+        self.calls: list[tuple[str, list[str | None]]] = []  # module functions called with names as arguments
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        """`b, l, d = x.shape` fixes x's rank; `n = x.shape[1]` and the unpacked names remember their axis."""
+        value = node.value
+        if len(node.targets) != 1:
+            return
+        target = node.targets[0].target
+        if _shape_of(value, self.names) and isinstance(target, (cst.Tuple, cst.List)):
+            base = value.value.value  # type: ignore[attr-defined]
+            elements = target.elements
+            if not any(isinstance(e, cst.StarredElement) for e in elements):
+                self.exact_rank[base] = len(elements)
+                for axis, element in enumerate(elements):
+                    if isinstance(element.value, cst.Name):
+                        self.shape_dims[element.value.value] = (base, axis)
+        elif isinstance(target, cst.Name) and isinstance(value, cst.Subscript) and _shape_of(value.value, self.names):
+            axis = _literal_index(value)
+            if axis is not None:
+                self.shape_dims[target.value] = (value.value.value.value, axis)  # type: ignore[attr-defined]
 
     def visit_For(self, node: cst.For) -> None:
         it = node.iter
@@ -51,6 +77,15 @@ class _Uses(cst.CSTVisitor):
                     for inner in _trip_names(arg.value):
                         if inner in self.names:
                             self.trip.add(inner)
+                        elif inner in self.shape_dims:
+                            base, axis = self.shape_dims[inner]
+                            self.time_axis.setdefault(base, axis)
+                    for sub in m.findall(arg.value, m.Subscript(value=m.Attribute(attr=m.Name("shape")))):
+                        axis = _literal_index(sub) if _shape_of(sub.value, self.names) else None  # type: ignore[arg-type]
+                        if axis is not None:
+                            self.time_axis.setdefault(sub.value.value.value, axis)  # type: ignore[attr-defined]
+        if isinstance(node.target, cst.Name) and isinstance(it, cst.Name) and it.value in self.names:
+            self.element_of[node.target.value] = it.value
         sources: list[cst.BaseExpression] = []
         if isinstance(it, cst.Name):
             sources.append(it)
@@ -75,6 +110,16 @@ class _Uses(cst.CSTVisitor):
                 if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer):
                     k = int(index.value.evaluated_value)
                     self.shape_rank[base.value.value] = max(self.shape_rank.get(base.value.value, 1), k + 1)
+        for element in node.slice:
+            s = element.slice
+            if isinstance(s, cst.Index) and isinstance(s.value, cst.Name) and not (
+                isinstance(base, cst.Name) and base.value in self.names
+            ):
+                used = s.value.value
+                if used in self.names:
+                    self.integer.add(used)
+                elif used in self.element_of:
+                    self.integer.add(self.element_of[used])
         if not isinstance(base, cst.Name) or base.value not in self.names:
             return
         key = _key_name(node.slice[0]) if len(node.slice) == 1 else None
@@ -90,6 +135,12 @@ class _Uses(cst.CSTVisitor):
             return
         for position, element in enumerate(node.slice):
             s = element.slice
+            if isinstance(s, cst.Index) and isinstance(s.value, cst.Name):
+                used = s.value.value
+                if used in self.names:
+                    self.integer.add(used)
+                elif used in self.element_of:
+                    self.integer.add(self.element_of[used])
             if isinstance(s, cst.Index) and isinstance(s.value, cst.Name) and s.value.value in self.loop_indices:
                 ellipsis_before = any(
                     isinstance(e.slice, cst.Index) and isinstance(e.slice.value, cst.Ellipsis) for e in node.slice[:position]
@@ -103,6 +154,68 @@ class _Uses(cst.CSTVisitor):
             first = node.args[0].value
             if isinstance(first, cst.Name) and first.value in self.names:
                 self.random_key.add(first.value)
+        if qname and qname.rsplit(".", 1)[-1] == "einsum" and node.args and isinstance(node.args[0].value, cst.SimpleString):
+            equation = node.args[0].value.evaluated_value
+            if isinstance(equation, str) and "..." not in equation:
+                terms = equation.split("->")[0].split(",")
+                operands = [a.value for a in node.args[1:]]
+                if len(terms) == len(operands):
+                    self.einsum_terms.append([
+                        (o.value if isinstance(o, cst.Name) and o.value in self.names else None, "".join(c for c in t if c.isalpha()))
+                        for o, t in zip(operands, terms)
+                    ])
+        if isinstance(node.func, cst.Name) and not any(a.star or a.keyword for a in node.args):
+            passed = [a.value.value if isinstance(a.value, cst.Name) else None for a in node.args]
+            if any(p in self.names or p in self.element_of for p in passed if p):
+                self.calls.append((node.func.value, passed))
+
+    def settle(self, module: cst.Module, depth: int = 1) -> None:
+        """Ranks and time axes that einsum letters carry between operands; integer use one call deep."""
+        for terms in self.einsum_terms:
+            for name, letters in terms:
+                if name is not None:
+                    self.exact_rank.setdefault(name, len(letters))
+            time_letters = {
+                letters[self.time_axis[name]]
+                for name, letters in terms
+                if name is not None and name in self.time_axis and -len(letters) <= self.time_axis[name] < len(letters)
+            }
+            for name, letters in terms:
+                for letter in time_letters:
+                    if name is not None and name not in self.time_axis and letter in letters:
+                        self.time_axis[name] = letters.index(letter)
+        if depth <= 0:
+            return
+        defs = {s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef)}
+        for callee, passed in self.calls:
+            func = defs.get(callee)
+            if func is None:
+                continue
+            callee_params = [p.name.value for p in func.params.params]
+            inner = _Uses(self.parsed, set(callee_params))
+            func.body.visit(inner)
+            inner.settle(module, depth - 1)
+            for arg, param in zip(passed, callee_params):
+                if arg and param in inner.integer:
+                    self.integer.add(self.element_of.get(arg, arg))
+
+
+def _shape_of(node: cst.BaseExpression, names: set[str]) -> bool:
+    """`x.shape` for a parameter `x`."""
+    return (
+        isinstance(node, cst.Attribute)
+        and node.attr.value == "shape"
+        and isinstance(node.value, cst.Name)
+        and node.value.value in names
+    )
+
+
+def _literal_index(node: cst.Subscript) -> int | None:
+    if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        value = node.slice[0].slice.value
+        if isinstance(value, cst.Integer):
+            return int(value.evaluated_value)
+    return None
 
 
 def _trip_names(node: cst.BaseExpression) -> set[str]:
@@ -133,6 +246,7 @@ def parameter_specs(parsed: ParsedModule, traced: TracedFunction) -> list[ParamS
     names = {p.name.value for p in params}
     uses = _Uses(parsed, names)
     func.body.visit(uses)
+    uses.settle(parsed.module)
     facts = ArrayFacts(parsed, func)
     specs: list[ParamSpec] = []
     for param in params:
@@ -140,8 +254,9 @@ def parameter_specs(parsed: ParsedModule, traced: TracedFunction) -> list[ParamS
         annotated = param.annotation is not None
         spec: ParamSpec = {
             "name": name, "kind": "unknown", "annotation": annotated, "time_axis": uses.time_axis.get(name),
-            "min_rank": uses.shape_rank.get(name, 1), "rank_hints": [], "keys": {}, "role": None,
-            "has_default": param.default is not None,
+            "min_rank": uses.exact_rank.get(name, uses.shape_rank.get(name, 1)), "rank_hints": [], "keys": {},
+            "role": None, "has_default": param.default is not None,
+            "dtype": "int32" if name in uses.integer else None, "exact_rank": name in uses.exact_rank,
         }
         default_is_number = isinstance(param.default, (cst.Integer, cst.Float)) or (
             isinstance(param.default, cst.UnaryOperation) and isinstance(param.default.expression, (cst.Integer, cst.Float))
@@ -164,6 +279,8 @@ def parameter_specs(parsed: ParsedModule, traced: TracedFunction) -> list[ParamS
             name in facts.names
             or name in uses.time_axis
             or name in uses.shape_rank
+            or name in uses.exact_rank
+            or name in uses.integer
             or (annotation is not None and is_array_annotation(parsed, annotation))
         ):
             spec["kind"] = "array"
@@ -175,6 +292,8 @@ def parameter_specs(parsed: ParsedModule, traced: TracedFunction) -> list[ParamS
                 hints = [max(steps + 1, low), max(steps, low), max(steps + 2, low)]
             else:
                 hints = [max(2, low), max(1, low)]
+            if name in uses.exact_rank:
+                hints = [uses.exact_rank[name]]
             spec["rank_hints"] = list(dict.fromkeys(hints))
         specs.append(spec)
     return specs

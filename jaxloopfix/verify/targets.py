@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import libcst as cst
+import libcst.matchers as m
 
 from jaxloopfix.config import Settings
 from jaxloopfix.diagnostics import Diagnostic
@@ -30,10 +31,18 @@ class Target:
     signature: list[ParamSpec] = field(default_factory=list)
     factory: str | None = None
     skip_reason: str | None = None  # why it cannot be verified (reported as unverified)
+    owner: str | None = None  # the module-level class when the function is one of its methods
+    method_kind: str | None = None  # "method", "staticmethod" or "classmethod" for methods
+    reads_self: bool = False  # whether a method's body uses `self`/`cls` (then an instance must be given)
+    loops: list[tuple[int, int]] = field(default_factory=list)  # (first, last) line of each fixed loop
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.owner}.{self.function}" if self.owner else self.function
 
     @property
     def label(self) -> str:
-        return f"{self.path}::{self.function}"
+        return f"{self.path}::{self.qualified}"
 
 
 def module_location(path: Path) -> tuple[str, list[str]]:
@@ -61,13 +70,72 @@ def _imports(module: cst.Module) -> list[str]:
     ]
 
 
-def _function_source(text: str, function: str) -> str | None:
-    """The module-level `def function` of `text` (with decorators), or None when it is not module-level."""
-    module = cst.parse_module(text)
+@dataclass(frozen=True)
+class Located:
+    """Where a verifiable `def` lives: module level (owner None) or directly in a module-level class."""
+
+    owner: str | None
+    node: cst.FunctionDef
+
+    @property
+    def method_kind(self) -> str | None:
+        if self.owner is None:
+            return None
+        names = {d.decorator.value for d in self.node.decorators if isinstance(d.decorator, cst.Name)}
+        return "staticmethod" if "staticmethod" in names else "classmethod" if "classmethod" in names else "method"
+
+
+def _definitions(module: cst.Module, function: str) -> list[Located]:
+    """Every `def function` at module level or in a module-level class, in source order."""
+    found: list[Located] = []
     for statement in module.body:
         if isinstance(statement, cst.FunctionDef) and statement.name.value == function:
-            return module.code_for_node(statement.with_changes(leading_lines=[]))
+            found.append(Located(None, statement))
+        elif isinstance(statement, cst.ClassDef) and isinstance(statement.body, cst.IndentedBlock):
+            for inner in statement.body.body:
+                if isinstance(inner, cst.FunctionDef) and inner.name.value == function:
+                    found.append(Located(statement.name.value, inner))
+    return found
+
+
+def _locate(text: str, function: str, line: int | None, owner: str | None = None) -> Located | None:
+    """The definition of `function` holding `line` (or owned by `owner`); None when it is nested deeper."""
+    wrapper = cst.MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)
+    positions = wrapper.resolve(cst.metadata.PositionProvider)
+    for located in _definitions(wrapper.module, function):
+        span = positions[located.node]
+        if owner is not None and located.owner != owner:
+            continue
+        if line is None or span.start.line <= line <= span.end.line:
+            return located
     return None
+
+
+def _function_source(text: str, function: str, owner: str | None = None) -> str | None:
+    """The source of `def function` (with decorators) at module level or in class `owner`, dedented to column 0."""
+    module = cst.parse_module(text)
+    for located in _definitions(module, function):
+        if located.owner == owner:
+            return module.code_for_node(located.node.with_changes(leading_lines=[]))
+    return None
+
+
+def _reads_self(node: cst.FunctionDef) -> bool:
+    """Whether the body names the first parameter (`self`/`cls`) anywhere."""
+    params = node.params.params
+    if not params:
+        return False
+    return bool(m.findall(node.body, m.Name(params[0].name.value)))
+
+
+def _group(text: str, diagnostics: list[Diagnostic]) -> dict[tuple[str | None, str], list[Diagnostic]]:
+    """Diagnostics per (class, function) definition, so two classes' `__call__` stay apart."""
+    groups: dict[tuple[str | None, str], list[Diagnostic]] = {}
+    for diagnostic in diagnostics:
+        name = diagnostic.extra.get("function", "?")
+        located = _locate(text, name, diagnostic.location.row)
+        groups.setdefault((located.owner if located else None, name), []).append(diagnostic)
+    return groups
 
 
 def collect_targets(
@@ -80,37 +148,57 @@ def collect_targets(
     unrolls: tuple[int, ...] = (1,),
     factory: str | None = None,
 ) -> list[Target]:
+    """One target per function with fixable loops; `function` (`name` or `Class.name`) picks one."""
     filename = str(path)
     diagnostics = [d for d in lint_text(text, filename, settings) if d.fix_applies(unsafe)]
-    by_function: dict[str, list[Diagnostic]] = {}
-    for diagnostic in diagnostics:
-        by_function.setdefault(diagnostic.extra.get("function", "?"), []).append(diagnostic)
+    groups = _group(text, diagnostics)
     if function is not None:
-        by_function = {function: by_function.get(function, [])}
+        wanted_owner, _, wanted = function.rpartition(".")
+        picked = {k: v for k, v in groups.items() if k[1] == wanted and (not wanted_owner or k[0] == wanted_owner)}
+        groups = picked or {(wanted_owner or None, wanted): []}
     module_name, sys_path = module_location(path)
     context = FileContext(parse(text, filename), settings)
-    traced = {t.name: t for t in context.traced.values()}
+    traced = {t.node: t for t in context.traced.values()}
     original_imports = set(_imports(context.parsed.module))
     targets: list[Target] = []
-    for name, found in by_function.items():
-        target = Target(path, module_name, sys_path, name, found)
-        target.factory = factory or dict(settings.examples).get(f"{module_name}:{name}")
+    for (owner, name), found in groups.items():
+        target = Target(path, module_name, sys_path, name, found, owner=owner)
+        qualified = f"{owner}.{name}" if owner else name
+        examples = dict(settings.examples)
+        target.factory = factory or examples.get(f"{module_name}:{qualified}") or examples.get(f"{module_name}:{name}")
         if not found:
-            target.skip_reason = f"no fixable loop in `{name}`"
+            target.skip_reason = f"no fixable loop in `{qualified}`"
             targets.append(target)
             continue
-        if name in traced:
-            target.signature = parameter_specs(context.parsed, traced[name])
+        located = _locate(text, name, found[0].location.row, owner)
+        if located is None:
+            target.skip_reason = (
+                f"`{name}` is nested in another function; only module-level functions and methods of "
+                "module-level classes can be verified"
+            )
+            targets.append(target)
+            continue
+        target.method_kind = located.method_kind
+        target.reads_self = target.method_kind in ("method", "classmethod") and _reads_self(located.node)
+        target.loops = [(d.location.row, d.end_location.row) for d in found]
+        node = next((n for n in traced if n.name.value == name and _same_def(n, located.node)), None)
+        if node is not None:
+            target.signature = parameter_specs(context.parsed, traced[node])
         for unroll in unrolls:
             tuned = replace(settings, unroll_overrides=((name, unroll),))
             new_text, _, _ = apply_fixes(
                 text, filename, tuned, unsafe=unsafe, accept=lambda d, n=name: d.extra.get("function") == n
             )
-            source = _function_source(new_text, name)
+            source = _function_source(new_text, name, owner)
             if source is None:
-                target.skip_reason = f"`{name}` is not a module-level function; only those can be verified"
+                target.skip_reason = f"the rewrite of `{qualified}` could not be found in the fixed text"
                 break
             added = [line for line in _imports(cst.parse_module(new_text)) if line not in original_imports]
             target.rewritten[unroll] = "\n".join(added + [source])
         targets.append(target)
     return targets
+
+
+def _same_def(a: cst.FunctionDef, b: cst.FunctionDef) -> bool:
+    """Two parses of the same text give different nodes; the code of the def tells them apart."""
+    return cst.Module(body=[a]).code == cst.Module(body=[b]).code

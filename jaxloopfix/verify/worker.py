@@ -13,6 +13,7 @@ import importlib
 import importlib.util
 import inspect
 import json
+import functools
 import linecache
 import math
 import os
@@ -95,11 +96,12 @@ def import_user_module(job: dict):
     """Import the module from its file under its own name, parents first, so relative imports and globals work."""
     name, path = job["module_name"], job["module_path"]
     parent = name.rpartition(".")[0]
+    parent_error: BaseException | None = None
     if parent:
         try:
             importlib.import_module(parent)
-        except Exception:
-            pass
+        except Exception as exc:  # the module itself may still import; if not, this is the cause
+            parent_error = exc
     existing = sys.modules.get(name)
     if existing is not None and os.path.realpath(getattr(existing, "__file__", "") or "") == os.path.realpath(path):
         return existing
@@ -110,8 +112,10 @@ def import_user_module(job: dict):
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
-    except BaseException:
+    except BaseException as exc:
         sys.modules.pop(name, None)
+        if parent_error is not None and isinstance(exc, ImportError):
+            raise parent_error from None  # a failed package import shows up as a confusing circular import
         raise
     return module
 
@@ -120,8 +124,30 @@ def rewritten_filename(function: str, unroll: str) -> str:
     return f"<rewritten {function} unroll={unroll}>"
 
 
+def _plain(fn: Any) -> Any:
+    """The function under `staticmethod`/`classmethod`, which is what gets called with explicit arguments."""
+    return fn.__func__ if isinstance(fn, (staticmethod, classmethod)) else fn
+
+
+def original_function(module, job: dict) -> Callable | None:
+    """The module-level function, or the method as stored in its class (`Class.__dict__`, not bound)."""
+    owner = job.get("owner")
+    if not owner:
+        return getattr(module, job["function"], None)
+    cls = getattr(module, owner, None)
+    if cls is None:
+        return None
+    try:
+        return _plain(inspect.getattr_static(cls, job["function"]))
+    except AttributeError:
+        return None
+
+
 def build_rewritten(module, function: str, source: str, unroll: str) -> Callable:
-    """Exec the rewrite in a copy of the module's globals, so it sees the same names without touching the module."""
+    """Exec the rewrite in a copy of the module's globals, so it sees the same names without touching the module.
+
+    A method's rewrite is exec'd at module level, as a plain function taking `self` first.
+    """
     filename = rewritten_filename(function, unroll)
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     namespace = dict(module.__dict__)
@@ -130,7 +156,28 @@ def build_rewritten(module, function: str, source: str, unroll: str) -> Callable
     fn = namespace.get(function)
     if fn is None or fn is original:
         raise NameError(f"the rewritten source does not define {function!r}")
-    return fn
+    return _plain(fn)
+
+
+def receiver(module, job: dict) -> tuple[bool, Any, str | None]:
+    """(bind, value, why not): what a method gets as `self`/`cls` when the inputs are built here.
+
+    A class method gets its class. A method whose body never uses `self` gets None, which
+    it cannot tell apart from an instance. A method that reads `self` needs a real instance,
+    which only an input factory can supply.
+    """
+    kind = job.get("method_kind")
+    if not job.get("owner") or kind in (None, "staticmethod"):
+        return False, None, None
+    if kind == "classmethod":
+        return True, getattr(module, job["owner"]), None
+    if job.get("reads_self"):
+        label = f"{job['owner']}.{job['function']}"
+        return False, None, (
+            f"`{label}` reads `self`, and verify does not construct instances; give an input factory "
+            f"(`--example MODULE:FUNCTION`) that returns the instance as the first argument"
+        )
+    return True, None, None
 
 
 # ---------------------------------------------------------------- running and comparing
@@ -388,6 +435,80 @@ def timings(job: dict, module, original: Callable, rewritten: Callable, case, us
     return times, guarded(tune)
 
 
+# ---------------------------------------------------------------- loop coverage
+
+
+def _raw(fn: Callable) -> Callable:
+    """The Python function under jit and `functools.partial`, so running it executes the loop's lines."""
+    from jaxloopfix.verify.inputs import python_function
+
+    if isinstance(fn, functools.partial):
+        return functools.partial(_raw(fn.func), *fn.args, **fn.keywords)
+    return python_function(fn)
+
+
+def lines_run(fn: Callable, case, path: str) -> set[int]:
+    """Lines of `path` that one eager call of the plain Python function executes (its jit cache cannot skip them)."""
+    real = os.path.realpath(path)
+    seen: set[int] = set()
+    files: dict[str, bool] = {}
+
+    def tracer(frame, event, arg):
+        filename = frame.f_code.co_filename
+        mine = files.get(filename)
+        if mine is None:
+            mine = files[filename] = os.path.realpath(filename) == real
+        if not mine:
+            return None
+        if event == "line":
+            seen.add(frame.f_lineno)
+        return tracer
+
+    previous = sys.gettrace()
+    sys.settrace(tracer)
+    try:
+        call(_raw(fn), case)
+    except Exception:
+        pass  # the checked call reports failures; here only the lines matter
+    finally:
+        sys.settrace(previous)
+    return seen
+
+
+def uncovered(loops: list, runs: list[set[int]]) -> list[int]:
+    """First lines of the loops whose body ran in no case (a loop header alone also runs for zero steps)."""
+    missing = []
+    for first, last in loops:
+        body = range(first + 1, last + 1) if last > first else range(first, first + 1)
+        if not any(line in seen for seen in runs for line in body):
+            missing.append(first)
+    return missing
+
+
+def covering_cases(job: dict, original: Callable, rewritten: Callable, source, cases, build):
+    """Cases that run every fixed loop; failing that, retry with each boolean default flipped (a flag that selects the loop).
+
+    Returns (source, cases, missing lines, flips used).
+    """
+    from jaxloopfix.verify.inputs import boolean_defaults
+
+    loops = job.get("loops") or []
+    if not loops or not cases:
+        return source, cases, [], {}
+    path = job["module_path"]
+    missing = uncovered(loops, [lines_run(original, c, path) for c in cases])
+    if not missing or source == "factory":
+        return source, cases, missing, {}
+    for flips in boolean_defaults(original):
+        flipped_source, flipped = build(flips)
+        if not flipped:
+            continue
+        still = uncovered(loops, [lines_run(original, c, path) for c in flipped])
+        if not still:
+            return flipped_source, flipped, [], flips
+    return source, cases, missing, {}
+
+
 # ---------------------------------------------------------------- the job
 
 
@@ -405,29 +526,54 @@ def verify(job: dict) -> dict:
         if entry not in sys.path:
             sys.path.insert(0, entry)
     function = job["function"]
+    label = f"{job['owner']}.{function}" if job.get("owner") else function
     try:
         module = import_user_module(job)
     except BaseException as exc:
         return empty_result("error", f"importing {job['module_name']} raised {describe(exc, user)}")
-    original = getattr(module, function, None)
+    original = original_function(module, job)
     if original is None:
-        return empty_result("error", f"module {job['module_name']} has no function {function!r}")
+        return empty_result("error", f"module {job['module_name']} has no function {label!r}")
     try:
         rewritten = build_rewritten(module, function, job["rewritten"]["1"], "1")
     except BaseException as exc:
         return empty_result("error", f"the rewritten source (unroll=1) failed: {describe(exc, user)}")
-    try:
-        source, cases = build_cases(
-            original, job.get("inputs") or {}, job.get("lengths") or [5, 9], bool(job.get("x64")), rewritten
+    inputs = job.get("inputs") or {}
+    if not inputs.get("factory"):
+        bind, value, why_not = receiver(module, job)
+        if why_not:
+            return empty_result("unverified", why_not)
+        if bind:
+            original, rewritten = functools.partial(original, value), functools.partial(rewritten, value)
+
+    def build(flips: dict) -> tuple:
+        return build_cases(
+            original, inputs, job.get("lengths") or [5, 9], bool(job.get("x64")), rewritten, flips=flips
         )
+
+    try:
+        source, cases = build({})
     except InputError as exc:
         return empty_result("error", f"{exc}: {describe(exc, user)}" if exc.__cause__ else str(exc), "factory")
     if not cases:
         return empty_result(
             "unverified",
             "no inputs found: no input factory (`--example MODULE:FUNCTION`), no array annotations to build "
-            "inputs from, and no synthesized candidate (rank 1 and 2 arrays and scalars per parameter, lowest "
-            "rank first) that the original accepts",
+            "inputs from, and no synthesized candidate (arrays of the ranks and dtypes the body suggests, "
+            "lowest rank first, and scalars per parameter) that the original accepts",
+            source,
+        )
+    try:
+        source, cases, missing, flips = covering_cases(job, original, rewritten, source, cases, build)
+    except InputError as exc:
+        return empty_result("error", str(exc), source)
+    if missing:
+        where = ", ".join(f"line {line}" for line in missing)
+        return empty_result(
+            "unverified",
+            f"the loop at {where} did not run on the inputs found ({describe_inputs(original, cases[0])}); "
+            "equal outputs would say nothing about the rewrite. Give an input factory (`--example "
+            "MODULE:FUNCTION`) whose inputs reach it",
             source,
         )
     results = []
