@@ -174,3 +174,75 @@ def test_ranks_and_the_time_axis_come_from_shape_unpacking_and_einsum(tmp_path):
     assert specs["delta"]["time_axis"] == 1 and specs["A"]["min_rank"] == 2
     assert result["status"] == "equivalent", result["message"]
     assert "u: f32[4,7,4], delta: f32[4,7,4], A: f32[4,4], C: f32[4,7,4]" in result["cases"][1]["inputs"]
+
+
+HAIKU_FUNCTION = """
+    import haiku as hk
+    import jax
+    import jax.numpy as jnp
+
+
+    def embed(feats, width):
+        hidden = []
+        for t in range(feats.shape[0]):
+            hidden.append(jnp.tanh(feats[t]) * 2.0)
+        hidden = jnp.stack(hidden)
+        return hk.Linear(width, name="project")(hidden)
+
+
+    def forward(feats):
+        return embed(feats, 3)
+
+
+    model = hk.transform(forward)
+
+
+    def example():
+        feats = jax.random.normal(jax.random.PRNGKey(2), (5, 4))
+        return [((feats, 3), {}), ((feats[:3], 3), {})]
+"""
+
+
+def test_a_haiku_function_runs_under_a_transform_with_shared_parameters(tmp_path, monkeypatch):
+    pytest.importorskip("haiku")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    target, result = _verify(tmp_path, HAIKU_FUNCTION, function="embed", factory="haiku_model:example", name="haiku_model")
+    assert result["status"] == "equivalent", result["message"]
+    assert "under hk.transform with the original's parameters" in result["message"]
+    assert all(case["gradients"] is not None for case in result["cases"])
+
+
+MIXED_STATE = """
+    from typing import NamedTuple
+
+    import jax
+    import jax.numpy as jnp
+
+
+    class State(NamedTuple):
+        key: jax.Array
+        buffer: jax.Array
+        count: int
+
+
+    @jax.jit
+    def update(state, xs):
+        buffer = state.buffer
+        for t in range(xs.shape[0]):
+            buffer = buffer * 0.5 + jnp.sin(xs[t])
+        return state._replace(buffer=buffer, key=jax.random.split(state.key)[0])
+
+
+    def example():
+        state = State(jax.random.PRNGKey(0), jnp.ones(4), 3)
+        return (state, jax.random.normal(jax.random.PRNGKey(1), (6, 4))), {}
+"""
+
+
+def test_gradients_cover_float_leaves_of_a_state_that_also_holds_a_key(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(tmp_path))
+    target, result = _verify(tmp_path, MIXED_STATE, factory="mixed_state:example", name="mixed_state")
+    assert result["status"] == "equivalent", result["message"]
+    (case,) = result["cases"]
+    # The key and the integer are held fixed; the buffer and `xs` are differentiated.
+    assert case["gradients"] is not None and case["gradients_skipped"] is None

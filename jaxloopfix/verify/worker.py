@@ -222,30 +222,35 @@ def _float_array(leaf: Any) -> bool:
     return isinstance(leaf, (jax.Array, np.ndarray)) and _is_floating(leaf)
 
 
-def grad_argnums(args: tuple) -> tuple[int, ...]:
-    """Positional arguments made only of floating arrays (Python scalars, ints and keys are left out)."""
+def _float_leaves(args: tuple) -> list[int]:
+    """Positions, among the flattened positional arguments, of the floating-point arrays."""
     import jax
 
-    argnums = []
-    for i, arg in enumerate(args):
-        leaves = jax.tree_util.tree_leaves(arg)
-        if leaves and all(_float_array(leaf) for leaf in leaves):
-            argnums.append(i)
-    return tuple(argnums)
+    return [i for i, leaf in enumerate(jax.tree_util.tree_leaves(args)) if _float_array(leaf)]
 
 
-def gradient(fn: Callable, case, argnums: tuple[int, ...]) -> Any:
-    """Gradient of sum(sin(outputs)): sin keeps every output element's sensitivity distinct and bounded."""
+def gradient(fn: Callable, case) -> Any:
+    """Gradient of sum(sin(floating outputs)) with respect to every floating array among the positional arguments.
+
+    sin keeps every output element's sensitivity distinct and bounded. Leaves that are not
+    floating arrays (integers, keys, Python values, in a pytree or alone) are held fixed, so a
+    state that mixes a PRNG key with float buffers still gets its buffers' gradients.
+    """
     import jax
     import jax.numpy as jnp
 
     kwargs = _fresh(case.kwargs)
+    flat, treedef = jax.tree_util.tree_flatten(_fresh(case.args))
+    positions = _float_leaves(case.args)
 
-    def loss(*args):
-        leaves = jax.tree_util.tree_leaves(fn(*args, **kwargs))
-        return sum(jnp.sum(jnp.sin(leaf)) for leaf in leaves)
+    def loss(*floats):
+        leaves = list(flat)
+        for i, value in zip(positions, floats):
+            leaves[i] = value
+        out = fn(*jax.tree_util.tree_unflatten(treedef, leaves), **kwargs)
+        return sum(jnp.sum(jnp.sin(leaf)) for leaf in jax.tree_util.tree_leaves(out) if _is_floating(leaf))
 
-    return jax.block_until_ready(jax.grad(loss, argnums)(*_fresh(case.args)))
+    return jax.block_until_ready(jax.grad(loss, tuple(range(len(positions))))(*[flat[i] for i in positions]))
 
 
 def grad_skip_reason(expected: Any, case) -> str | None:
@@ -254,10 +259,10 @@ def grad_skip_reason(expected: Any, case) -> str | None:
     leaves = jax.tree_util.tree_leaves(expected)
     if not leaves:
         return "the function returns no arrays"
-    if not all(_is_floating(leaf) for leaf in leaves):
-        return "not all outputs are floating point"
-    if not grad_argnums(case.args):
-        return "no positional argument is a floating-point array"
+    if not any(_is_floating(leaf) for leaf in leaves):
+        return "no output is floating point"
+    if not _float_leaves(case.args):
+        return "no positional argument holds a floating-point array"
     return None
 
 
@@ -325,14 +330,13 @@ def check_case(original: Callable, rewritten: Callable, case, want_grad: bool) -
     if reason:
         result["gradients_skipped"] = reason
         return result
-    argnums = grad_argnums(case.args)
     try:
-        expected_grad = gradient(original, case, argnums)
+        expected_grad = gradient(original, case)
     except Exception as exc:
         result["gradients_skipped"] = f"the original's gradient raised {type(exc).__name__}: {str(exc)[:300]}"
         return result
     try:
-        actual_grad = gradient(rewritten, case, argnums)
+        actual_grad = gradient(rewritten, case)
     except Exception as exc:
         raise StepError(f"{case.label}: the rewritten function's gradient raised", exc) from exc
     result["gradients"] = compare_trees(expected_grad, actual_grad, scale=10)
@@ -435,6 +439,43 @@ def timings(job: dict, module, original: Callable, rewritten: Callable, case, us
     return times, guarded(tune)
 
 
+# ---------------------------------------------------------------- Haiku functions
+
+HAIKU_OUTSIDE_TRANSFORM = "hk.transform"
+
+
+def under_haiku(original: Callable, rewritten: Callable, case) -> tuple[Callable, Callable] | None:
+    """Both versions under `hk.transform` with the original's parameters, when the original needs a transform.
+
+    A Haiku function creates its modules when called, so it runs only inside `hk.transform`. Both
+    versions get the parameters the original initialises (the rewrite keeps every module outside
+    the loop, so their names match) and the same apply key. None when no transform is needed.
+    """
+    try:
+        call(original, case)
+        return None
+    except Exception as exc:
+        if HAIKU_OUTSIDE_TRANSFORM not in str(exc):
+            return None
+    import haiku as hk
+    import jax
+
+    init_key, apply_key = jax.random.split(jax.random.PRNGKey(0))
+    first = hk.transform(original)
+    params = first.init(init_key, *_fresh(case.args), **_fresh(case.kwargs))
+
+    def applied(fn: Callable) -> Callable:
+        transformed = hk.transform(fn)
+
+        @functools.wraps(fn)
+        def run(*args, **kwargs):
+            return transformed.apply(params, apply_key, *args, **kwargs)
+
+        return run
+
+    return applied(original), applied(rewritten)
+
+
 # ---------------------------------------------------------------- loop coverage
 
 
@@ -447,8 +488,11 @@ def _raw(fn: Callable) -> Callable:
     return python_function(fn)
 
 
-def lines_run(fn: Callable, case, path: str) -> set[int]:
-    """Lines of `path` that one eager call of the plain Python function executes (its jit cache cannot skip them)."""
+def lines_run(fn: Callable, case, path: str, unwrap: bool = True) -> set[int]:
+    """Lines of `path` that one eager call of the plain Python function executes (its jit cache cannot skip them).
+
+    `unwrap=False` calls `fn` itself: a Haiku function must run inside its transform.
+    """
     real = os.path.realpath(path)
     seen: set[int] = set()
     files: dict[str, bool] = {}
@@ -467,7 +511,7 @@ def lines_run(fn: Callable, case, path: str) -> set[int]:
     previous = sys.gettrace()
     sys.settrace(tracer)
     try:
-        call(_raw(fn), case)
+        call(_raw(fn) if unwrap else fn, case)
     except Exception:
         pass  # the checked call reports failures; here only the lines matter
     finally:
@@ -485,7 +529,7 @@ def uncovered(loops: list, runs: list[set[int]]) -> list[int]:
     return missing
 
 
-def covering_cases(job: dict, original: Callable, rewritten: Callable, source, cases, build):
+def covering_cases(job: dict, original: Callable, rewritten: Callable, source, cases, build, unwrap: bool = True):
     """Cases that run every fixed loop; failing that, retry with each boolean default flipped (a flag that selects the loop).
 
     Returns (source, cases, missing lines, flips used).
@@ -496,14 +540,14 @@ def covering_cases(job: dict, original: Callable, rewritten: Callable, source, c
     if not loops or not cases:
         return source, cases, [], {}
     path = job["module_path"]
-    missing = uncovered(loops, [lines_run(original, c, path) for c in cases])
+    missing = uncovered(loops, [lines_run(original, c, path, unwrap) for c in cases])
     if not missing or source == "factory":
         return source, cases, missing, {}
     for flips in boolean_defaults(original):
         flipped_source, flipped = build(flips)
         if not flipped:
             continue
-        still = uncovered(loops, [lines_run(original, c, path) for c in flipped])
+        still = uncovered(loops, [lines_run(original, c, path, unwrap) for c in flipped])
         if not still:
             return flipped_source, flipped, [], flips
     return source, cases, missing, {}
@@ -563,8 +607,13 @@ def verify(job: dict) -> dict:
             "lowest rank first, and scalars per parameter) that the original accepts",
             source,
         )
+    transformed = under_haiku(original, rewritten, cases[0])
+    if transformed is not None:
+        original, rewritten = transformed
     try:
-        source, cases, missing, flips = covering_cases(job, original, rewritten, source, cases, build)
+        source, cases, missing, flips = covering_cases(
+            job, original, rewritten, source, cases, build, unwrap=transformed is None
+        )
     except InputError as exc:
         return empty_result("error", str(exc), source)
     if missing:
@@ -593,6 +642,8 @@ def verify(job: dict) -> dict:
         result["status"], result["message"] = "error", f"{exc.message}: {describe(exc, user)}"
         return result
     result = summarize(empty_result("equivalent", "", source), results)
+    if transformed is not None and result["status"] == "equivalent":
+        result["message"] += "; both run under hk.transform with the original's parameters"
     if job.get("measure") and result["status"] == "equivalent":
         result["timings"], result["unroll"] = timings(job, module, original, rewritten, cases[-1], user)
     return result
