@@ -205,7 +205,39 @@ import jax
 def f(x, i):
     return [float(i) for i in range(3)], x
 """,
+    # Fields declared static are aux data of the pytree `self`: Python values under jit.
+    "pytree_static_fields": """
+import dataclasses
+import equinox as eqx
+import jax, jax.numpy as jnp
+from flax import struct
+class Planner(struct.PyTreeNode):
+    weights: jax.Array
+    horizon: int = struct.field(pytree_node=False)
+    @jax.jit
+    def rollout(self, state):
+        for _ in range(self.horizon):
+            state = jnp.tanh(self.weights @ state)
+        return state[: self.horizon], int(self.horizon)
+class Smoother(eqx.Module):
+    decay: jax.Array
+    passes: int = eqx.field(static=True)
+    width: int = dataclasses.field(metadata={"static": True})
+    @jax.jit
+    def __call__(self, x):
+        for _ in range(self.passes):
+            x = self.decay * x + (1 - self.decay) * jnp.roll(x, 1)
+        return x[: self.width]
+""",
 }
+
+
+def test_pytree_fields_without_a_static_declaration_stay_traced():
+    source = QUIET["pytree_static_fields"].replace(" = struct.field(pytree_node=False)", "").replace(
+        " = eqx.field(static=True)", ""
+    )
+    codes = sorted(d.code for d in lint(source) if d.code in CODES)
+    assert codes == ["JLF003", "JLF003", "JLF005", "JLF006"], codes
 
 
 @pytest.mark.parametrize("name", sorted(QUIET))

@@ -159,6 +159,7 @@ class LoopPlanner:
                         )
         accumulator_names = set(appends)
 
+        flow = block_flow(body, defined=set(loop_names))
         refusal = (
             shared_line
             or body_refusal(
@@ -173,9 +174,9 @@ class LoopPlanner:
                 | {self.parsed.code(s.array) for s in plan.sequences}
                 | ({iteration.index} if iteration.index else set()),
                 plan,
+                carried=flow.read_first & flow.assigned,
             )
         )
-        flow = block_flow(body, defined=set(loop_names))
         live = dataflow.live_after()
         for name in sorted(loop_names & live):
             refusal = refusal or f"the loop variable `{name}` is used after the loop"
@@ -254,6 +255,12 @@ class LoopPlanner:
             if use.container:
                 return self._skip(loop, use.container)
             for name in sorted(use.maybe_arrays):
+                listed = _python_list_binding(self.traced.node, name)
+                if listed is not None:
+                    refusal = refusal or (
+                        f"`{name}` is a Python list ({listed}): the scan's traced index cannot index it; "
+                        f"`jnp.stack({name})` before the loop makes it an array"
+                    )
                 reason = _maybe_array_reason(name)
                 if reason not in plan.unsafe_reasons:
                     plan.unsafe_reasons.append(reason)
@@ -389,7 +396,9 @@ class LoopPlanner:
             return True
         return any(a.append is not None and self.facts.is_array(a.value) for a in plan.accumulators if a.value is not None)
 
-    def _traced_condition(self, loop: cst.For, per_step: set[str], plan: LoopPlan | None = None) -> str | None:
+    def _traced_condition(
+        self, loop: cst.For, per_step: set[str], plan: LoopPlan | None = None, carried: set[str] = frozenset()
+    ) -> str | None:
         """A Python `if`/`while` on a per-step value (`if mask[t]:`) fails under any trace: the loop
         is reported, and JLF004's `jnp.where` fix comes first. A step-level `if` on the index whose
         branches only assign (`if t == T - 1: v = last` / `else: v = values[t + 1]`) becomes a
@@ -401,7 +410,8 @@ class LoopPlanner:
             body = list(loop.body.body)
             for position, statement in enumerate(body):
                 if isinstance(statement, cst.If) and any(n.value in per_step for n in _value_names(statement.test)):
-                    kind = _index_select(statement, body[:position], plan.index, per_step)
+                    # Names the step reads before assigning: carries, whose previous value an `if` without `else` keeps.
+                    kind = _index_select(statement, body[:position], plan.index, per_step, carried)
                     if kind is not None:
                         selects.append((statement, kind))
         chosen = {id(s) for s, _ in selects}
@@ -1087,12 +1097,54 @@ def _python_uses(body: list[cst.BaseStatement], name: str) -> list[cst.CSTNode]:
     return found
 
 
+def _python_list_binding(func: cst.FunctionDef, name: str) -> str | None:
+    """How `name` is bound to a Python list in `func`, when every binding of it is one: a starred
+    unpacking target (`key, *keys = jax.random.split(key, n)`), a list display or comprehension."""
+    found: list[str | None] = []
+
+    class Walk(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is func
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for target in node.targets:
+                t = target.target
+                if isinstance(t, cst.Name) and t.value == name:
+                    found.append("a list display" if isinstance(node.value, (cst.List, cst.ListComp)) else None)
+                elif isinstance(t, (cst.Tuple, cst.List)):
+                    for element in t.elements:
+                        if isinstance(element, cst.StarredElement) and isinstance(element.value, cst.Name):
+                            if element.value.value == name:
+                                found.append(f"the starred target `*{name}`")
+                        elif name in stored_names(element.value):
+                            found.append(None)
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            if name in stored_names(node.target):
+                found.append(None)
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            if name in stored_names(node.target):
+                found.append(None)
+
+        def visit_For(self, node: cst.For) -> None:
+            if name in stored_names(node.target):
+                found.append(None)
+
+    func.body.visit(Walk())
+    return found[0] if found and all(f is not None for f in found) else None
+
+
 def _index_select(
-    node: cst.If, before: list[cst.BaseStatement], index: str, per_step: set[str]
+    node: cst.If, before: list[cst.BaseStatement], index: str, per_step: set[str], carried: set[str] = frozenset()
 ) -> str | None:
     """Whether `node` can become `name = jnp.where(test, a, b)`: a comparison of the index with
     values fixed for the loop, and branches that each only assign the same names once (a
-    missing `else:` keeps a value assigned earlier in the step). "reads" when every branch value
+    missing `else:` keeps a value assigned earlier in the step, or the carry's value from the
+    step before: `if t < T - 1: z = f(z)` is `z = jnp.where(t < T - 1, f(z), z)`). "reads" when every branch value
     only reads (names, items, attributes, numbers), "computes" otherwise; None when it cannot."""
     test = node.test
     comparisons = [test] if isinstance(test, cst.Comparison) else (
@@ -1134,10 +1186,14 @@ def _index_select(
             for small in statement.body if isinstance(small, cst.Assign)
             for t in small.targets if isinstance(t.target, cst.Name)
         }
-        if not set(assigned[0]) <= earlier:
+        if not set(assigned[0]) <= earlier | set(carried):
             return None
     parts = [part for values in assigned for value in values.values() for part in [value, *descendants(value)]]
-    if any(isinstance(part, (cst.Slice, cst.Lambda)) for part in parts):
+    if any(
+        isinstance(part, cst.Lambda)
+        or (isinstance(part, cst.Slice) and any(n.value in per_step for n in _value_names(part)))
+        for part in parts
+    ):
         return None  # a traced slice bound raises in the step; a lambda would capture the traced index
     computes = any(
         isinstance(part, (cst.Call, cst.IfExp))

@@ -42,6 +42,52 @@ STATIC_RESULTS = frozenset(
 )
 # Attributes of arrays that are static at trace time.
 STATIC_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "size", "itemsize", "nbytes", "sharding", "weak_type"})
+# Field declarations that keep a pytree class's attribute out of its leaves (aux data: a Python
+# value at trace time): `flax.struct.field(pytree_node=False)`, `eqx.field(static=True)`.
+FIELD_FUNCTIONS = frozenset({"flax.struct.field", "equinox.field", "equinox.static_field", "dataclasses.field"})
+
+
+def static_fields(parsed: ParsedModule, func: cst.FunctionDef) -> set[str]:
+    """Attributes that `func`'s class declares static, when `func` is a method of a class in this module."""
+    block = parsed.parent(func)
+    owner = parsed.parent(block) if isinstance(block, cst.IndentedBlock) else None
+    if not isinstance(owner, cst.ClassDef):
+        return set()
+    names: set[str] = set()
+    for statement in owner.body.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and _static_field(parsed, small.value):
+                names.add(small.target.value)
+    return names
+
+
+def _static_field(parsed: ParsedModule, value: cst.BaseExpression | None) -> bool:
+    if not isinstance(value, cst.Call) or not isinstance(value.func, (cst.Name, cst.Attribute)):
+        return False
+    name = parsed.qualified_name(value.func)
+    if name not in FIELD_FUNCTIONS:
+        return False
+    if name == "equinox.static_field":
+        return True
+    for arg in value.args:
+        keyword = arg.keyword.value if arg.keyword is not None else None
+        if keyword == "pytree_node" and isinstance(arg.value, cst.Name) and arg.value.value == "False":
+            return True
+        if keyword == "static" and isinstance(arg.value, cst.Name) and arg.value.value == "True":
+            return True
+        if keyword == "metadata" and isinstance(arg.value, cst.Dict):
+            for element in arg.value.elements:
+                if (
+                    isinstance(element, cst.DictElement)
+                    and isinstance(element.key, cst.SimpleString)
+                    and element.key.evaluated_value in ("static", "pytree_node")
+                    and isinstance(element.value, cst.Name)
+                    and element.value.value == ("True" if element.key.evaluated_value == "static" else "False")
+                ):
+                    return True
+    return False
 # Builtins whose result is a Python value (when they succeed at all: on a tracer they raise,
 # which JLF006 reports at the call, so their result does not propagate tracedness).
 STATIC_BUILTINS = frozenset({"len", "int", "float", "bool", "complex", "str", "repr", "isinstance", "type", "id",
@@ -61,8 +107,14 @@ class TracedValues:
         self.traced = traced
         self.func = traced.node
         self.names: set[str] = set()
+        self.receiver: str | None = None
+        self.static_fields: set[str] = set()
         if not traced.transformed:
             return
+        params = parameters(self.func)
+        if params and params[0].name.value in ("self", "cls"):
+            self.receiver = params[0].name.value
+            self.static_fields = static_fields(parsed, self.func)
         # A parameter with a Python literal default (`blank_id: int = 0`, `training=False`) keeps
         # that value when a call does not pass it: `jit` traces only what is passed.
         self.names = {
@@ -194,6 +246,12 @@ class TracedValues:
         if isinstance(expr, cst.Attribute):
             if expr.attr.value in STATIC_ATTRIBUTES:
                 return False
+            if (
+                expr.attr.value in self.static_fields
+                and isinstance(expr.value, cst.Name)
+                and expr.value.value == self.receiver
+            ):
+                return False  # a static field of the pytree `self`: aux data, a Python value under jit
             return self._traced(expr.value)
         if isinstance(expr, cst.Subscript):
             return self._traced(expr.value)

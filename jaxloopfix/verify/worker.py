@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 MAX_MESSAGE = 2000
+MAX_INPUT_TEXT = 400  # longer descriptions of one argument are summarised
 LIBRARY_MARKERS = (
     f"{os.sep}jax{os.sep}",
     f"{os.sep}jaxlib{os.sep}",
@@ -297,7 +298,11 @@ def describe_inputs(fn: Callable, case) -> str:
         leaves = jax.tree_util.tree_leaves(value)
         if len(leaves) == 1 and leaves[0] is value:
             return one(value)
-        return str(jax.tree_util.tree_map(one, value)).replace("'", "")
+        shown = str(jax.tree_util.tree_map(one, value)).replace("'", "")
+        if len(shown) > MAX_INPUT_TEXT or "\n" in shown:  # a model object: its repr would bury the shapes
+            arrays = sum(1 for leaf in leaves if getattr(leaf, "shape", None) is not None)
+            return f"{type(value).__name__}({arrays} arrays)"
+        return shown
 
     parts = []
     for i, value in enumerate(case.args):
