@@ -65,6 +65,10 @@ def _verify(jlf: str, dest: pathlib.Path, path: str, function: str, timeout: int
     `Class.method` is passed as is; a function nested deeper is passed by its own name (verify says why it
     cannot run it). When `real_corpus/examples/ex_<id>.py` exists, its `example()` is the input factory.
     """
+    # The extracted tree keeps only source files; the repository's own root holds a pyproject.toml or
+    # setup.py. An empty setup.cfg marks the same root, so verify follows tracing from the whole tree.
+    if not any((dest / marker).exists() for marker in ("pyproject.toml", "setup.cfg", "setup.py", ".git")):
+        (dest / "setup.cfg").write_text("")
     parts = function.split(".")
     name = function if len(parts) <= 2 else parts[-1]
     command = [jlf, "verify", "--no-measure", "--timeout", str(timeout), "--output-format", "json", f"{path}::{name}"]

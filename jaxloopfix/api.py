@@ -178,6 +178,7 @@ def check_paths(
     verify: VerifyOptions | None = None,
     jobs: int = 1,
     cache: ResultCache | None = None,
+    isolated: bool = False,
 ) -> list[FileResult]:
     """Check (and fix) everything `paths` expands to, as one project, in a stable order.
 
@@ -188,6 +189,10 @@ def check_paths(
     again until nothing changes; with `fix`, files with applicable fixes are then fixed.
     `jobs` worker processes share each round (verification runs in this process).
     With a `cache`, a file whose bytes and settings were checked before is not analysed again.
+
+    Unless `isolated`, the rest of each file's project (`project_context`) is analysed
+    too, for the tracing it supplies, so a file gets the diagnostics it gets when the
+    whole project is checked; only the files `paths` expand to are reported and fixed.
 
     One bad file never stops the run: a path that does not exist, an unreadable
     file or even a crash inside the engine becomes an error on that file's result.
@@ -202,33 +207,15 @@ def check_paths(
             results[path] = FileResult(filename=str(path), warnings=[exc.file_error])
         except SourceError as exc:
             results[path] = FileResult(filename=str(path), errors=[exc.file_error])
-    modules = [p for p in sources if p.suffix == ".py"]
-    class_flow = may_define_framework_classes((sources[p].text for p in modules), settings.extra_traced_base_classes)
-    flow = TraceFlow(ModuleIndex.build(modules, class_flow), lambda p: _text(sources, p))
+    context = {} if isolated else _context_sources([p for p in found.files if p.suffix == ".py"], settings)
+    sources.update(context)
     with pool(1 if verify is not None else jobs) as workers:
-        pending = list(sources)
-        while pending:
-            tasks = {p: _Task(sources[p], flow.settings_for(p, settings)) for p in pending}
-            keys = {p: entry_key(sources[p].raw, p, tasks[p].settings) for p in pending} if cache else {}
-            for path in pending:
-                hit = cache.get(path, keys[path]) if cache is not None else None
-                if hit is not None:
-                    results[path] = FileResult(
-                        str(path), hit.diagnostics, hit.errors, original=sources[path].text, links=hit.links
-                    )
-                    del tasks[path]
-            for path, result in zip(tasks, workers.map(_lint, list(tasks.values())), strict=True):
-                results[path] = result
-                if cache is not None and not any("internal error" in e.message for e in result.errors):
-                    cache.put(path, keys[path], Cached(result.diagnostics, result.errors, result.links))
-            changed: set[Path] = set()
-            if flow.active:
-                for path in pending:
-                    changed |= flow.add(path, results[path].links)
-                changed |= flow.waiting()
-            pending = [p for p in sources if p in changed]
+        flow, linted = _rounds(sources, settings, workers, cache)
+        results.update(linted)
         if fix:
-            to_fix = [p for p in sources if any(d.fix_applies(unsafe) for d in results[p].diagnostics)]
+            to_fix = [
+                p for p in sources if p not in context and any(d.fix_applies(unsafe) for d in results[p].diagnostics)
+            ]
             tasks = [
                 _Task(sources[p], flow.settings_for(p, settings), fix=True, unsafe=unsafe, write=write, verify=verify)
                 for p in to_fix
@@ -237,6 +224,71 @@ def check_paths(
                 results[path] = result
     errors = [FileResult(filename=error.filename, errors=[error]) for error in found.errors]
     return errors + [results[path] for path in found.files]
+
+
+def _context_sources(files: list[Path], settings: Settings) -> dict[Path, SourceFile]:
+    """The readable other files of the projects `files` belong to; unreadable ones are left out silently."""
+    from jaxloopfix.project_context import context_files
+
+    out: dict[Path, SourceFile] = {}
+    for path in context_files(files, settings):
+        try:
+            out[path] = read_source(path, max_file_size=settings.max_file_size)
+        except SourceError:
+            continue
+    return out
+
+
+def project_settings(
+    path: Path, text: str, settings: Settings, *, cache: ResultCache | None = None, jobs: int = 1
+) -> Settings:
+    """`settings` with the tracing the rest of `path`'s project supplies to it (`text` is its current content).
+
+    What the language server and `verify FILE` lint one file with: the same seeds
+    `check_paths` gives the file in a run over its whole project.
+    """
+    context = _context_sources([path], settings)
+    if not context:
+        return settings
+    from jaxloopfix.files import decode_source
+
+    sources = dict(context)
+    sources[path] = decode_source(text.encode("utf-8"), path)
+    with pool(jobs) as workers:
+        flow, _ = _rounds(sources, settings, workers, cache)
+    return flow.settings_for(path, settings)
+
+
+def _rounds(
+    sources: dict[Path, SourceFile], settings: Settings, workers, cache: ResultCache | None
+) -> tuple[TraceFlow, dict[Path, FileResult]]:
+    """Lint every source, then again those that gained seeds or framework classes, until nothing changes."""
+    modules = [p for p in sources if p.suffix == ".py"]
+    class_flow = may_define_framework_classes((sources[p].text for p in modules), settings.extra_traced_base_classes)
+    flow = TraceFlow(ModuleIndex.build(modules, class_flow), lambda p: _text(sources, p))
+    results: dict[Path, FileResult] = {}
+    pending = list(sources)
+    while pending:
+        tasks = {p: _Task(sources[p], flow.settings_for(p, settings)) for p in pending}
+        keys = {p: entry_key(sources[p].raw, p, tasks[p].settings) for p in pending} if cache else {}
+        for path in pending:
+            hit = cache.get(path, keys[path]) if cache is not None else None
+            if hit is not None:
+                results[path] = FileResult(
+                    str(path), hit.diagnostics, hit.errors, original=sources[path].text, links=hit.links
+                )
+                del tasks[path]
+        for path, result in zip(tasks, workers.map(_lint, list(tasks.values())), strict=True):
+            results[path] = result
+            if cache is not None and not any("internal error" in e.message for e in result.errors):
+                cache.put(path, keys[path], Cached(result.diagnostics, result.errors, result.links))
+        changed: set[Path] = set()
+        if flow.active:
+            for path in pending:
+                changed |= flow.add(path, results[path].links)
+            changed |= flow.waiting()
+        pending = [p for p in sources if p in changed]
+    return flow, results
 
 
 @dataclass(frozen=True)

@@ -82,6 +82,10 @@ def main() -> None:
     help="Worker processes (default: the number of CPU cores).",
 )
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the results cache (.jaxloopfix_cache/).")
+@click.option(
+    "--isolated", is_flag=True,
+    help="Analyse only PATHS: ignore what the rest of each file's project traces (default: follow it).",
+)
 def check(
     paths: tuple[Path, ...],
     fix: bool,
@@ -100,6 +104,7 @@ def check(
     tune_unroll: bool = False,
     jobs: int | None = None,
     no_cache: bool = False,
+    isolated: bool = False,
 ) -> None:
     """Check PATHS (default: the current directory) for loops unrolled under a JAX trace."""
     if (verify_fixes or tune_unroll) and not fix:
@@ -137,7 +142,7 @@ def check(
         cache = None if no_cache else ResultCache(settings.project_root or Path.cwd())
         results = api.check_paths(
             list(paths) or [Path(".")], settings, fix=fix or diff, unsafe=unsafe_fixes, write=not diff, verify=verify,
-            jobs=jobs or default_jobs(), cache=cache,
+            jobs=jobs or default_jobs(), cache=cache, isolated=isolated,
         )
         if cache is not None:
             cache.save()
@@ -301,6 +306,20 @@ def _binary(stream: TextIO) -> BinaryIO:
     return buffer
 
 
+def _project_settings(path: Path, text: str, settings: Settings) -> Settings:
+    """`settings` plus what the rest of the file's project traces in it, as `check` of the project sees it."""
+    from jaxloopfix.api import project_settings
+    from jaxloopfix.cache import ResultCache
+    from jaxloopfix.project_context import project_root
+
+    root = project_root(path)
+    cache = ResultCache(root) if root is not None else None
+    seeded = project_settings(path, text, settings, cache=cache)
+    if cache is not None:
+        cache.save()
+    return seeded
+
+
 def _fail(message: str) -> NoReturn:
     click.echo(message, err=True)
     sys.exit(EXIT_ERROR)
@@ -325,6 +344,7 @@ def _fail(message: str) -> NoReturn:
     "--output-format", type=click.Choice(["full", "json"], case_sensitive=False), default="full", show_default=True
 )
 @click.option("--config", type=click.Path(path_type=Path, dir_okay=False), help="pyproject.toml to read settings from.")
+@click.option("--isolated", is_flag=True, help="Analyse only the file: ignore what the rest of its project traces.")
 def verify(
     targets: tuple[str, ...],
     example: str | None,
@@ -339,6 +359,7 @@ def verify(
     strict: bool,
     output_format: str,
     config: Path | None,
+    isolated: bool = False,
 ) -> None:
     """Run original and rewritten functions on JAX and compare them (FILE or FILE::FUNCTION).
 
@@ -379,8 +400,9 @@ def verify(
             path = Path(file_part)
             try:
                 source = read_source(path, max_file_size=settings.max_file_size)
+                file_settings = settings if isolated else _project_settings(path, source.text, settings)
                 found = verify_file(
-                    path, source.text, settings, options, unsafe=not safe_only, function=function or None,
+                    path, source.text, file_settings, options, unsafe=not safe_only, function=function or None,
                     factory=example, progress=lambda label: progress.update(task, description=f"verifying {label}"),
                 )
             except (SourceError, ParseError) as exc:

@@ -121,6 +121,9 @@ class JaxLoopFixServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("jaxloopfix", __version__)
         self.settings_cache: dict[Path, Settings] = {}
+        # Per file: its settings with the tracing the rest of its project supplies. Computed on
+        # open and after a save (any saved file may change what it traces), not on every edit.
+        self.traced_settings: dict[Path, Settings] = {}
         self.last_good: dict[str, _Lint] = {}
         self.pending: dict[str, asyncio.Task[None]] = {}
         self.config_errors_shown: set[str] = set()
@@ -145,6 +148,37 @@ class JaxLoopFixServer(LanguageServer):
         self.settings_cache[directory] = settings
         return settings
 
+    def lint_settings(self, path: Path | None, text: str) -> Settings:
+        """`settings_for(path)` plus the seeds other modules of its project supply (see `project_context`)."""
+        settings = self.settings_for(path)
+        if path is None:
+            return settings
+        cached = self.traced_settings.get(path)
+        if cached is None:
+            from jaxloopfix.api import project_settings
+            from jaxloopfix.cache import ResultCache
+            from jaxloopfix.project_context import project_root
+
+            root = project_root(path)
+            try:
+                cache = ResultCache(root) if root is not None else None
+                cached = project_settings(path, text, settings, cache=cache)
+                if cache is not None:
+                    cache.save()
+            except Exception:  # noqa: BLE001 - the project's other files must not stop this one's lint
+                logger.exception("following the project of %s failed", path)
+                cached = settings
+            self.traced_settings[path] = cached
+        return cached
+
+    def forget_project(self) -> None:
+        """After a save: recompute what other modules trace, and re-lint every open document."""
+        self.traced_settings.clear()
+        self.last_good.clear()
+        for open_uri in list(self.workspace.text_documents):
+            if open_uri.endswith(".py") or open_uri.endswith(".pyi"):
+                self.publish(open_uri)
+
     # -- documents
 
     def encoding(self) -> str:
@@ -165,7 +199,7 @@ class JaxLoopFixServer(LanguageServer):
             # The same text again (an edit undone): publish it under the current version.
             self.last_good[uri] = _Lint(text, version, cached.diagnostics)
             return text, cached.diagnostics
-        settings = self.settings_for(path)
+        settings = self.lint_settings(path, text)
         if path is not None and settings.project_root is not None and settings.is_excluded(path):
             diagnostics: list[Diagnostic] = []
         else:
@@ -291,13 +325,9 @@ def did_save(ls: JaxLoopFixServer, params: types.DidSaveTextDocumentParams) -> N
     if uri.endswith("/pyproject.toml"):
         # The configuration may have changed: forget it and re-lint every open document.
         ls.settings_cache.clear()
-        ls.last_good.clear()
-        for open_uri in list(ls.workspace.text_documents):
-            if open_uri.endswith(".py") or open_uri.endswith(".pyi"):
-                ls.publish(open_uri)
-        return
     ls.cancel_pending(uri)
-    ls.publish(uri)
+    # A saved file may now trace (or stop tracing) functions of other open documents.
+    ls.forget_project()
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
@@ -410,7 +440,7 @@ def code_action(ls: JaxLoopFixServer, params: types.CodeActionParams) -> list[ty
 def _fix_all_edit(ls: JaxLoopFixServer, uri: str, text: str, index: _LineIndex) -> types.TextEdit | None:
     _, _, path, filename = ls.document(uri)
     try:
-        new_text, _, count = apply_fixes(text, filename, ls.settings_for(path))
+        new_text, _, count = apply_fixes(text, filename, ls.lint_settings(path, text))
     except Exception:  # noqa: BLE001 - half-typed code or an engine bug: no action
         return None
     if not count or new_text == text:

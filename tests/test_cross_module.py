@@ -77,8 +77,11 @@ def test_fixture_package_reports_loops_traced_from_another_module() -> None:
             ("JLF002", "the body of `lax.scan` on line 12 of " + str(FIXTURE / "seqmodel/train.py")),
         ]
     }
-    # Alone, nothing in layers.py is traced.
-    assert _found(FIXTURE, "seqmodel/layers.py") == {}
+    # Alone, layers.py still sees what train.py traces (the project is found from the file) ...
+    assert _found(FIXTURE, "seqmodel/layers.py") == found
+    # ... unless isolated.
+    results = api.check_paths([FIXTURE / "seqmodel/layers.py"], Settings(), isolated=True)
+    assert [d for r in results for d in r.diagnostics] == []
 
 
 @pytest.mark.parametrize(

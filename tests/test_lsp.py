@@ -322,3 +322,31 @@ async def test_random_edits_do_not_kill_the_server(client: LanguageClient, tmp_p
     client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
     assert [d.code for d in (await _wait_published(client, uri, since)).diagnostics] == ["JLF001"]
     _close(client, uri)
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_tracing_from_other_modules_reaches_an_open_document(client: LanguageClient, tmp_path: Path):
+    import shutil
+
+    from fixture_tools import FIXTURES
+
+    root = tmp_path / "project"
+    shutil.copytree(FIXTURES / "project", root)
+    layers = root / "seqmodel" / "layers.py"
+    published = await _open(client, layers, layers.read_text(encoding="utf-8"))
+    # Traced only from train.py, which is not open.
+    assert sorted((d.code, d.range.start.line) for d in published.diagnostics) == [("JLF001", 6), ("JLF002", 14)]
+
+    # train.py is edited to jit a helper that calls `summarize`, and saved.
+    train = root / "seqmodel" / "train.py"
+    train.write_text(
+        train.read_text(encoding="utf-8") + "\n\n@jax.jit\ndef total(history):\n    return summarize(history)\n",
+        encoding="utf-8",
+    )
+    since = len(client.published)  # type: ignore[attr-defined]
+    client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=train.as_uri())))
+    republished = await _wait_published(client, layers.as_uri(), since)
+    lines = {d.range.start.line for d in republished.diagnostics}
+    summarize_loop = layers.read_text(encoding="utf-8").splitlines().index("    for value in history:")
+    assert {6, 14, summarize_loop} <= lines, republished.diagnostics
+    _close(client, layers.as_uri())

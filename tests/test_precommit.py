@@ -223,3 +223,15 @@ def test_hooks_check_and_fix_notebooks(project, hook_repo, pre_commit_home):
 
     again = _run_hook(project, hook_repo, pre_commit_home, "jaxloopfix-fix", "model.ipynb")
     assert again.returncode == 0, _output(again)
+
+
+def test_check_hook_on_one_changed_file_sees_the_project(project, hook_repo, pre_commit_home):
+    # pre-commit passes only the changed file; its loops are traced from `train.py`, which did not change.
+    fixture = ROOT / "fixtures" / "project"
+    for source in sorted((fixture / "seqmodel").glob("*.py")):
+        (project / "seqmodel").mkdir(exist_ok=True)
+        _add(project, f"seqmodel/{source.name}", source.read_text(encoding="utf-8"))
+    result = _run_hook(project, hook_repo, pre_commit_home, "jaxloopfix", "seqmodel/layers.py")
+    assert result.returncode == 1, _output(result)
+    assert "seqmodel/layers.py:7:5: JLF001" in result.stdout, _output(result)
+    assert "seqmodel/layers.py:15:5: JLF002" in result.stdout, _output(result)

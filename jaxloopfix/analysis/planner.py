@@ -202,7 +202,7 @@ class LoopPlanner:
         reshaped: str | None = None
         carry_names = (flow.assigned & (flow.read_first | live)) - loop_names - accumulator_names
         array_names = set(self.facts.names) | set(element_names) | {s.param for s in plan.sequences}
-        for name in sorted(carry_names, key=lambda n: self._first_assignment(body, n)):
+        for name in sorted(carry_names, key=lambda n: (self._first_assignment(body, n), n)):
             kind, value = dataflow.init_of(name)
             if kind == "undefined":
                 refusal = refusal or (

@@ -1,0 +1,94 @@
+"""A file checked alone gets the diagnostics it gets when its whole project is checked.
+
+`fixtures/project/` is a package whose loops in `layers.py` are traced only from `train.py`.
+Each test copies it, so caches and edits stay in a temporary directory.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from fixture_tools import FIXTURES
+from jaxloopfix.cli import main
+from jaxloopfix.project_context import context_files, project_root
+from jaxloopfix.config import Settings
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "project"
+    shutil.copytree(FIXTURES / "project", root)
+    monkeypatch.chdir(root)
+    return root
+
+
+def _check(*args: str) -> list[dict]:
+    result = CliRunner().invoke(main, ["check", "--output-format", "json", "--exit-zero", *args])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def _shown(diagnostics: list[dict], filename: str) -> list[tuple]:
+    return [
+        (d["code"], d["location"]["row"], d["message"], (d.get("fix") or {}).get("message"), d.get("traced_reason"))
+        for d in diagnostics
+        if Path(d["filename"]).as_posix().endswith(filename)
+    ]
+
+
+def test_the_project_root_is_the_nearest_marked_directory(project):
+    assert project_root(project / "seqmodel" / "layers.py") == project
+    others = {p.name for p in context_files([project / "seqmodel" / "layers.py"], Settings())}
+    assert others == {"__init__.py", "train.py"}
+
+
+def test_a_file_checked_alone_gets_the_project_diagnostics_and_isolated_turns_that_off(project):
+    whole = _shown(_check("."), "seqmodel/layers.py")
+    alone = _shown(_check("seqmodel/layers.py"), "seqmodel/layers.py")
+    assert [(code, row) for code, row, *_ in whole] == [("JLF001", 7), ("JLF002", 15)]
+    assert alone == whole
+    # The note still names the caller in the other file.
+    assert "called from traced function `loss` on line 11 of" in alone[0][4] and "train.py" in alone[0][4]
+    assert _shown(_check("--isolated", "seqmodel/layers.py"), "seqmodel/layers.py") == []
+    # Only the requested file is reported.
+    assert {Path(d["filename"]).name for d in _check("seqmodel/layers.py")} == {"layers.py"}
+
+
+def test_fixing_one_file_leaves_the_others_alone(project):
+    train = (project / "seqmodel" / "train.py").read_bytes()
+    result = CliRunner().invoke(main, ["check", "--fix", "--unsafe-fixes", "seqmodel/layers.py"])
+    assert result.exit_code == 0, result.output
+    assert "lax.scan" in (project / "seqmodel" / "layers.py").read_text()
+    assert (project / "seqmodel" / "train.py").read_bytes() == train
+
+
+def test_two_runs_at_once_agree_and_leave_a_readable_cache(project):
+    command = [sys.executable, "-m", "jaxloopfix", "check", "--output-format", "json", "--exit-zero", "seqmodel/layers.py"]
+    runs = [subprocess.Popen(command, cwd=project, stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    outputs = [json.loads(run.communicate(timeout=240)[0]) for run in runs]
+    assert outputs[0] == outputs[1] and len(outputs[0]) == 2
+    for cache_file in (project / ".jaxloopfix_cache").glob("*.json"):
+        json.loads(cache_file.read_text())
+    # A damaged cache is ignored, not fatal, and the answer is the same.
+    for cache_file in (project / ".jaxloopfix_cache").glob("*.json"):
+        cache_file.write_text("{not json")
+    assert _shown(_check("seqmodel/layers.py"), "layers.py") == _shown(outputs[0], "layers.py")
+
+
+def test_verify_follows_the_project_too(project):
+    pytest.importorskip("jax")
+    result = CliRunner().invoke(
+        main, ["verify", "--no-measure", "--lengths", "4,7", "--output-format", "json", "seqmodel/layers.py::encode"]
+    )
+    assert result.exit_code == 0, result.output
+    (report,) = json.loads(result.stdout)
+    assert report["status"] == "equivalent", report["message"]
+    isolated = CliRunner().invoke(main, ["verify", "--isolated", "--no-measure", "seqmodel/layers.py::encode"])
+    assert "no fixable loop" in isolated.output
