@@ -5,7 +5,7 @@ carries updated in order (later updates read earlier ones), a 0-d carry that
 starts as a Python scalar (`total = 0.0`), a static branch on the index that
 only assigns (`if t == 0: edge = ... else: edge = ...`), 0-3 accumulators
 finished by `jnp.stack`/`jnp.array` (with axis, or reversed; returned directly or rebinding the
-list's name, `acc = jnp.stack(acc)`), `.at[t].set`
+list's name, `acc = jnp.stack(acc)`) or used as a list (returned, indexed, summed), `.at[t].set`
 buffers, axis 0 or 1, forward/offset/strided/reversed/descending ranges,
 direct iteration, `enumerate`, `zip` (strict or not), index arithmetic
 (`xs[t - 1]`) and the index used as a value. `refused_programs()` writes
@@ -146,7 +146,11 @@ def loop_programs(draw: st.DrawFn) -> Program:
                  "jnp.asarray({a})", "jnp.stack({a}[::-1])"]
             )
         )
-        style = draw(st.sampled_from(["returned", "rebound", "rebound_then_used"]))
+        style = draw(st.sampled_from(["returned", "rebound", "rebound_then_used", "as_list"]))
+        if style == "as_list":
+            # The list itself is used after the loop: returned, or indexed and summed.
+            finished.append(draw(st.sampled_from(["{a}", "{a}[-1] * 2.0 + {a}[0]", "sum({a}) / len({a})"])).format(a=acc))
+            continue
         if style == "returned":
             finished.append(finisher.format(a=acc))
             continue

@@ -94,7 +94,6 @@ def test_correct_code_is_not_flagged(path):
 
 
 REFUSALS = {
-    "accumulator_reused": "used",
     "attribute_mutation": "attribute",
     "break_in_body": "`break`",
     "closure_captures_index": "closure",

@@ -687,3 +687,71 @@ def test_lambdas_that_may_escape_or_need_a_python_index_stay_refused(line, reaso
     diagnostics = lint_text(source, "case.py", Settings())
     assert len(diagnostics) == 1 and diagnostics[0].fix is None
     assert reason in diagnostics[0].no_fix_reason, diagnostics[0].no_fix_reason
+
+
+KEPT_AS_LIST = {
+    "returned": """
+        @jax.jit
+        def f(xs):
+            h = jnp.zeros(4)
+            hs = []
+            for t in range(xs.shape[0]):
+                h = jnp.tanh(h * 0.5 + xs[t])
+                hs.append(h)
+            return h, hs
+        """,
+    "indexed_and_summed": """
+        @jax.jit
+        def f(xs):
+            hs = []
+            for x in xs:
+                hs.append(jnp.sin(x) * 2.0)
+            return hs[-1] + sum(hs) / len(hs)
+        """,
+    "reversed_range": """
+        @jax.jit
+        def f(xs):
+            acc = jnp.zeros(4)
+            outs = []
+            for t in reversed(range(xs.shape[0])):
+                acc = acc * 0.9 + xs[t]
+                outs.append(acc)
+            return [o * 1.0 for o in outs], outs[0]
+        """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(KEPT_AS_LIST))
+def test_list_used_as_a_list_after_the_loop_is_rebuilt_and_runs_equal(name, tmp_path):
+    source = HEADER + textwrap.dedent(KEPT_AS_LIST[name])
+    diagnostics, (fixed, remaining, count) = _run(source)
+    assert len(diagnostics) == 1 and diagnostics[0].fix is not None, [d.no_fix_reason for d in diagnostics]
+    assert "stays a list" in diagnostics[0].fix.message
+    assert count == 1 and remaining == [] and " = list(" in fixed
+    assert apply_fixes(fixed, "case.py", Settings(), unsafe=True)[0] == fixed
+    original, rewritten = _load_pair(tmp_path, source, fixed, f"aslist_{name}")
+    x = jnp.sin(jnp.arange(28.0)).reshape(7, 4)
+    expected, actual = original.f(x), rewritten.f(x)
+    assert jax.tree_util.tree_structure(expected) == jax.tree_util.tree_structure(actual)
+    for e, a in zip(jax.tree_util.tree_leaves(expected), jax.tree_util.tree_leaves(actual), strict=True):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(e), rtol=2e-5, atol=2e-6)
+    total = lambda out: sum(jnp.sum(jnp.sin(leaf)) for leaf in jax.tree_util.tree_leaves(out))  # noqa: E731
+    grad = lambda module: jax.grad(lambda v: total(module.f(v)))(x)  # noqa: E731
+    np.testing.assert_allclose(np.asarray(grad(rewritten)), np.asarray(grad(original)), rtol=2e-5, atol=2e-6)
+
+
+def test_list_read_before_the_loop_ends_stays_refused():
+    source = HEADER + textwrap.dedent(
+        """
+        @jax.jit
+        def f(xs):
+            hs = []
+            n = len(hs)
+            for x in xs:
+                hs.append(jnp.sin(x) + n)
+            return hs
+        """
+    )
+    (diagnostic,) = lint_text(source, "case.py", Settings())
+    # The read between `hs = []` and the loop: the list is not created just before the loop.
+    assert diagnostic.fix is None and "`hs` is not created as an empty list" in diagnostic.no_fix_reason

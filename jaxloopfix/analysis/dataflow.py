@@ -201,15 +201,20 @@ class LoopDataflow:
             uses = [u for u in uses if not self.parsed.after(u, last)]
             if found[1] is not None:  # `outs = outs[::-1]` then `outs = jnp.array(outs)`
                 uses = [u for u in uses if not self.parsed.contains(found[1], u)]
-        if len(uses) != 1:
-            what = "never used" if not uses else f"used {len(uses)} times"
-            return f"`{name}` is {what} after the loop; only a single `jnp.stack({name})` can become the scan's output"
-        use = uses[0]
-        if not self.parsed.after(use, self.loop):
+        if not uses:
+            return f"`{name}` is never used after the loop; only a single `jnp.stack({name})` can become the scan's output"
+        if any(not self.parsed.after(use, self.loop) for use in uses):
             return f"`{name}` is read before the loop finishes"
-        finisher = self._finisher(use, name)
+        finisher = self._finisher(uses[0], name) if len(uses) == 1 else "used as a list"
         if isinstance(finisher, str):
-            return finisher
+            if rebinding is not None:
+                return finisher if len(uses) == 1 else (
+                    f"`{name}` is used {len(uses)} times after the loop; only a single `jnp.stack({name})` can "
+                    "become the scan's output"
+                )
+            # Used as a list (returned, indexed, iterated): `list(stacked)` gives back the same
+            # per-step arrays, in order.
+            return Accumulator(name=name, init=init, append=append, value=value, finisher=None, kept_as_list=True)
         call_node, reversed_arg, axis = finisher
         return Accumulator(
             name=name,

@@ -56,13 +56,16 @@ class Accumulator:
     init: cst.SimpleStatementLine  # `name = []`
     append: cst.SimpleStatementLine
     value: cst.BaseExpression
-    finisher: cst.Call  # jnp.stack(name) / jnp.array(name) / jnp.asarray(name)
+    finisher: cst.Call | None  # jnp.stack(name) / jnp.array(name) / jnp.asarray(name); None when kept as a list
     finisher_reversed: bool = False  # the finisher reads `name[::-1]`
     axis: int = 0
     # `name = jnp.stack(name)` after the loop: the statement holding the finisher rebinds the name.
     rebinding: cst.SimpleStatementLine | None = None
     # Statements the rewrite removes with the loop (`name = name[::-1]` before a rebinding finisher).
     dropped: list[cst.SimpleStatementLine] = field(default_factory=list)
+    # The code after the loop uses the list as a list (returns it, indexes it, iterates it): the
+    # rewrite binds the scan's stacked output and turns it back into a list of per-step arrays.
+    kept_as_list: bool = False
 
 
 @dataclass

@@ -850,9 +850,14 @@ class LoopPlanner:
                 isinstance(value, cst.Name) and value.value in array_names
             ) or (isinstance(value, (cst.BinaryOperation, cst.UnaryOperation)) and bool(names & array_names))
             if not is_array:
+                differs = (
+                    "a list of tuples would differ from the list of the scan's stacked outputs"
+                    if accumulator.kept_as_list
+                    else "`jnp.stack` of tuples would differ from the scan's stacked outputs"
+                )
                 plan.unsafe_reasons.append(
                     f"cannot prove `{self.parsed.code(value)}` (appended to `{accumulator.name}`) is a single array; "
-                    "`jnp.stack` of tuples would differ from the scan's stacked outputs"
+                    + differs
                 )
 
     def _check_bounds(self, plan: LoopPlan) -> None:

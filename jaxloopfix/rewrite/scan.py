@@ -263,7 +263,11 @@ class ScanRenderer:
         scan_statement = self.statement(f"{carry_target}, {ys_target} = {lax}.scan({', '.join(args)})\n")
         # Comments inside code that the rewrite drops (the loop header, append calls, finishers)
         # are kept as own-line comments above the scan call.
-        dropped = [loop.iter, *(a.append.body[0] for a in plan.accumulators), *(a.finisher for a in plan.accumulators)]
+        dropped = [
+            loop.iter,
+            *(a.append.body[0] for a in plan.accumulators),
+            *(a.finisher for a in plan.accumulators if a.finisher is not None),
+        ]
         kept = {id(c) for a in plan.accumulators for c in comments_in(a.value)}  # stay with `y = value`
         moved = [
             cst.EmptyLine(indent=True, comment=c) for node in dropped for c in comments_in(node) if id(c) not in kept
@@ -271,9 +275,14 @@ class ScanRenderer:
         if moved:
             scan_statement = scan_statement.with_changes(leading_lines=moved)
 
-        finishers = {id(a.finisher): self.finisher_replacement(a) for a in plan.accumulators}
+        finishers = {id(a.finisher): self.finisher_replacement(a) for a in plan.accumulators if a.finisher is not None}
         inits = {id(a.init) for a in plan.accumulators} | removed_after(plan, finishers)
-        transformer = _ModuleRewrite(loop, [step_def, scan_statement], inits, finishers)
+        as_lists = [
+            self.statement(f"{a.name} = list({cst.Module([]).code_for_node(self.finisher_replacement(a))})\n")
+            for a in plan.accumulators
+            if a.kept_as_list
+        ]
+        transformer = _ModuleRewrite(loop, [step_def, scan_statement, *as_lists], inits, finishers)
         module = self.module.visit(transformer)
         return self.imports.apply(module)
 

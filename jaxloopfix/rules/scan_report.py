@@ -73,6 +73,10 @@ def render_fix(context: FileContext, plan: LoopPlan) -> tuple[Fix | None, str | 
             f"; {tests} becomes `jnp.where` (the step computes both branches; a read past the end "
             "in the branch not kept is clamped)"
         )
+    for accumulator in plan.accumulators:
+        if accumulator.kept_as_list:
+            name = accumulator.name
+            title += f"; `{name}` stays a list (`{name} = list({name})` after the scan)"
     return fix_from_rewrite(
         context.parsed.text, lambda: renderer(context.parsed, plan, unroll).render().code, title, plan.unsafe_reasons
     )
