@@ -95,6 +95,10 @@ def main() -> int:
     ap.add_argument("--jlf", default="jaxloopfix")
     ap.add_argument("--verify", action="store_true", help="run `jaxloopfix verify` on each unsafe fix of a found loop")
     ap.add_argument("--timeout", type=int, default=180, help="seconds per verified function")
+    ap.add_argument(
+        "--jlf-for", action="append", default=[], metavar="ID=PATH",
+        help="verify loop ID with this jaxloopfix executable (installed next to the repository's pinned JAX)",
+    )
     a = ap.parse_args()
     rows = list(csv.DictReader(open(a.manifest), delimiter="\t"))
     by_tree: dict[pathlib.Path, list[dict]] = collections.defaultdict(list)
@@ -124,7 +128,8 @@ def main() -> int:
             code = ", ".join(sorted({h["code"] for h in hits}))
             verified = None
             if a.verify and hits and row["kind"] == "tp" and (hits[0].get("fix") or {}).get("applicability") == "unsafe":
-                verified = _verify(a.jlf, dest, row["path"], row["function"], a.timeout, row["id"])
+                jlf = dict(item.split("=", 1) for item in a.jlf_for).get(row["id"], a.jlf)
+                verified = _verify(jlf, dest, row["path"], row["function"], a.timeout, row["id"])
                 counts["verified"] += verified.get("status") == "equivalent"
             counts["safe"] += bool(hits) and row["kind"] == "tp" and (hits[0].get("fix") or {}).get("applicability") == "safe"
             fix = _fix_cell(hits[0], verified).replace("|", "\\|") if hits else ""

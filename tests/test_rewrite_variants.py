@@ -755,3 +755,34 @@ def test_list_read_before_the_loop_ends_stays_refused():
     (diagnostic,) = lint_text(source, "case.py", Settings())
     # The read between `hs = []` and the loop: the list is not created just before the loop.
     assert diagnostic.fix is None and "`hs` is not created as an empty list" in diagnostic.no_fix_reason
+
+
+def test_an_instance_of_a_haiku_module_class_defined_here_is_module_state():
+    # `Block` derives from hk.Module in this file: calling an instance per step needs hk.scan.
+    source = textwrap.dedent(
+        """
+        import haiku as hk
+        import jax
+        import jax.numpy as jnp
+
+
+        class Block(hk.Module):
+            def __call__(self, x):
+                return jnp.tanh(hk.Linear(x.shape[-1])(x))
+
+
+        def forward(x, steps):
+            block = Block(name="block")
+            outputs = []
+            for t in range(steps.shape[0]):
+                x = block(x + steps[t])
+                outputs.append(x)
+            return jnp.stack(outputs)
+
+
+        model = hk.transform(forward)
+        """
+    )
+    diagnostics = [d for d in lint_text(source, "case.py", Settings()) if d.location.row == 15]
+    assert len(diagnostics) == 1 and diagnostics[0].fix is None
+    assert "the body calls `block`, which uses Flax/Haiku module state" in diagnostics[0].no_fix_reason

@@ -246,3 +246,20 @@ def test_gradients_cover_float_leaves_of_a_state_that_also_holds_a_key(tmp_path,
     (case,) = result["cases"]
     # The key and the integer are held fixed; the buffer and `xs` are differentiated.
     assert case["gradients"] is not None and case["gradients_skipped"] is None
+
+
+def test_a_notebook_is_unverified_with_the_reason(tmp_path, monkeypatch):
+    import json
+
+    from click.testing import CliRunner
+
+    from jaxloopfix.cli import main
+
+    cell = "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef run(xs):\n    outs = []\n    for t in range(xs.shape[0]):\n        outs.append(jnp.sin(xs[t]))\n    return jnp.stack(outs)\n"
+    notebook = {"cells": [{"cell_type": "code", "metadata": {}, "source": cell, "outputs": [], "execution_count": None}],
+                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (tmp_path / "nb.ipynb").write_text(json.dumps(notebook))
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["verify", "--output-format", "json", "nb.ipynb::run"])
+    (report,) = json.loads(result.stdout)
+    assert report["status"] == "unverified" and "verify does not run notebooks" in report["message"]

@@ -463,13 +463,17 @@ class LoopPlanner:
         parsed = self.parsed
         found: list[str] = []
         # Local names bound to module instances: `cell = nn.LSTMCell(...)`.
+        stateful_classes = _stateful_module_classes(parsed)
         instances = {
             name
             for name, values in self.iterations._local_values.items()
             for value in values
             if isinstance(value, cst.Call)
             and isinstance(value.func, (cst.Name, cst.Attribute))
-            and (parsed.qualified_name(value.func) or "").startswith(("flax.", "haiku."))
+            and (
+                (parsed.qualified_name(value.func) or "").startswith(("flax.", "haiku."))
+                or (isinstance(value.func, cst.Name) and value.func.value in stateful_classes)
+            )
         }
 
         class Walk(cst.CSTVisitor):
@@ -1100,6 +1104,20 @@ def _python_uses(body: list[cst.BaseStatement], name: str) -> list[cst.CSTNode]:
             elif isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "range" and reads(node):
                 found.append(node)
     return found
+
+
+def _stateful_module_classes(parsed: ParsedModule) -> set[str]:
+    """Classes of this module that derive directly from a Haiku or Flax module (`class FoldIteration(hk.Module)`):
+    an instance built in the function keeps module state, like `hk.Linear(...)` does."""
+    names: set[str] = set()
+    for statement in parsed.module.body:
+        if isinstance(statement, cst.ClassDef):
+            for base in statement.bases:
+                value = base.value
+                qname = parsed.qualified_name(value) if isinstance(value, (cst.Name, cst.Attribute)) else None
+                if qname and qname.startswith(("haiku.", "flax.linen.", "flax.nnx.")):
+                    names.add(statement.name.value)
+    return names
 
 
 def _python_list_binding(func: cst.FunctionDef, name: str) -> str | None:

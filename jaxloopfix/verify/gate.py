@@ -33,6 +33,13 @@ def verify_file(
     progress: Callable[[str], None] | None = None,
 ) -> list[tuple[str, dict[str, Any]]]:
     """(`name` or `Class.name`, worker result) for every function with fixable loops in `path`."""
+    if path.suffix == ".ipynb":
+        return [(function or path.name, {
+            "status": "unverified",
+            "message": "verify does not run notebooks: their cells cannot be imported as a module without running "
+            "them all; move the function into a module to verify it",
+            "input_source": None, "cases": [], "timings": None, "unroll": None,
+        })]
     unrolls = (1, 2, 4, 8, 16) if options.tune_unroll else (1,)
     out = []
     for target in collect_targets(path, text, settings, function=function, unsafe=unsafe, unrolls=unrolls, factory=factory):
