@@ -108,6 +108,12 @@ def check_source(
             result.diagnostics, result.links = linted.diagnostics, linted.links
             return result
         if not fix:
+            from jaxloopfix.notebook import lint_notebook_module
+
+            linted = lint_notebook_module(source.text, filename, settings)
+            result.diagnostics, result.links = linted.diagnostics, linted.links
+            return result
+        if not fix:
             result.diagnostics = lint(source.text, filename, settings)
             return result
         accept = None
@@ -207,7 +213,7 @@ def check_paths(
             results[path] = FileResult(filename=str(path), warnings=[exc.file_error])
         except SourceError as exc:
             results[path] = FileResult(filename=str(path), errors=[exc.file_error])
-    context = {} if isolated else _context_sources([p for p in found.files if p.suffix == ".py"], settings)
+    context = {} if isolated else _context_sources(list(found.files), settings)
     sources.update(context)
     with pool(1 if verify is not None else jobs) as workers:
         flow, linted = _rounds(sources, settings, workers, cache)
@@ -263,7 +269,7 @@ def _rounds(
     sources: dict[Path, SourceFile], settings: Settings, workers, cache: ResultCache | None
 ) -> tuple[TraceFlow, dict[Path, FileResult]]:
     """Lint every source, then again those that gained seeds or framework classes, until nothing changes."""
-    modules = [p for p in sources if p.suffix == ".py"]
+    modules = [p for p in sources if p.suffix in (".py", ".ipynb")]
     class_flow = may_define_framework_classes((sources[p].text for p in modules), settings.extra_traced_base_classes)
     flow = TraceFlow(ModuleIndex.build(modules, class_flow), lambda p: _text(sources, p))
     results: dict[Path, FileResult] = {}

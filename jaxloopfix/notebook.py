@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 from jaxloopfix.config import Settings
 from jaxloopfix.diagnostics import Diagnostic, Location
-from jaxloopfix.engine import ParseError, apply_fixes, lint_text
+from jaxloopfix.engine import ModuleLint, ParseError, apply_fixes, lint_module, lint_text
 
 MARKER = "# jaxloopfix-cell-boundary {index}"
 MARKER_RE = re.compile(r"^# jaxloopfix-cell-boundary (\d+)\r?\n?$")
@@ -145,15 +145,20 @@ def _indent_of(text: str) -> int:
 
 
 def lint_notebook(text: str, filename: str, settings: Settings) -> list[Diagnostic]:
+    return lint_notebook_module(text, filename, settings).diagnostics
+
+
+def lint_notebook_module(text: str, filename: str, settings: Settings) -> ModuleLint:
+    """Diagnostics mapped to their cells, and what the notebook's traced code reaches in project modules."""
     notebook = Notebook(text)
     try:
-        diagnostics = lint_text(notebook.module, filename, settings)
+        linted = lint_module(notebook.module, filename, settings)
     except ParseError as exc:
         cell = notebook.cell_of(exc.row) if exc.row else None
         if cell is not None:
             raise ParseError(f"cell {cell.index + 1}: {exc.message}", exc.row - cell.start_row + 1, exc.column) from None
         raise
-    return [notebook.map_diagnostic(d) for d in diagnostics]
+    return ModuleLint([notebook.map_diagnostic(d) for d in linted.diagnostics], linted.links)
 
 
 def fix_notebook(text: str, filename: str, settings: Settings, *, unsafe: bool = False, accept=None) -> tuple[str, list[Diagnostic], int]:

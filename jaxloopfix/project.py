@@ -102,6 +102,8 @@ class ModuleIndex:
 
     names: dict[Path, ModuleName] = field(default_factory=dict)
     by_name: dict[str, list[Path]] = field(default_factory=dict)
+    # Notebooks: not importable, but their jitted code traces the project's functions.
+    notebooks: set[Path] = field(default_factory=set)
     # See `ModuleSite.class_flow`.
     class_flow: bool = True
 
@@ -110,6 +112,9 @@ class ModuleIndex:
         index = cls(class_flow=class_flow)
         packages: dict[str, tuple[tuple[str, ...], Path]] = {}
         for path in files:
+            if path.suffix == ".ipynb":
+                index.notebooks.add(path)
+                continue
             found = module_name(path, packages)
             if found is not None:
                 index.names[path] = found
@@ -134,6 +139,8 @@ class ModuleIndex:
     ) -> ModuleSite | None:
         found = self.names.get(path)
         if found is None:
+            if path in self.notebooks:  # imports project modules, is imported by none
+                return ModuleSite(None, self.roots, seeds, None, classes, self.class_flow)
             return None
         return ModuleSite(found.package, self.roots, seeds, found.name, classes, self.class_flow)
 
@@ -154,7 +161,7 @@ class TraceFlow:
     @property
     def active(self) -> bool:
         """Worth following: at least two checked files can import each other."""
-        return len(self.index.names) > 1
+        return len(self.index.names) + len(self.index.notebooks) > 1
 
     def settings_for(self, path: Path, settings: Settings) -> Settings:
         if not self.active:

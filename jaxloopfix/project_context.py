@@ -38,4 +38,4 @@ def context_files(files: Iterable[Path], settings: Settings) -> list[Path]:
         return []
     have = {os.path.realpath(f) for f in files}
     found = discover(roots, settings)
-    return [p for p in found.files if p.suffix == ".py" and os.path.realpath(p) not in have]
+    return [p for p in found.files if p.suffix in (".py", ".ipynb") and os.path.realpath(p) not in have]

@@ -92,3 +92,23 @@ def test_verify_follows_the_project_too(project):
     assert report["status"] == "equivalent", report["message"]
     isolated = CliRunner().invoke(main, ["verify", "--isolated", "--no-measure", "seqmodel/layers.py::encode"])
     assert "no fixable loop" in isolated.output
+
+
+def test_a_notebook_traces_project_functions_for_a_file_checked_alone(tmp_path, monkeypatch):
+    root = tmp_path / "nbproject"
+    shutil.copytree(FIXTURES / "project", root)
+    (root / "seqmodel" / "train.py").unlink()  # the notebook is now the only caller
+    cell = (
+        "import jax\nimport jax.numpy as jnp\nfrom seqmodel.layers import summarize\n\n"
+        "@jax.jit\ndef total(history):\n    return summarize(history)\n"
+    )
+    notebook = {"cells": [{"cell_type": "code", "metadata": {}, "source": cell, "outputs": [], "execution_count": None}],
+                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (root / "explore.ipynb").write_text(json.dumps(notebook))
+    monkeypatch.chdir(root)
+    loop_row = (root / "seqmodel" / "layers.py").read_text().splitlines().index("    for value in history:") + 1
+    found = _check("seqmodel/layers.py")
+    # Only `summarize` is traced now, by the notebook's jitted `total`.
+    assert [d["location"]["row"] for d in found] == [loop_row], found
+    assert "explore.ipynb" in found[0]["traced_reason"]
+    assert _check("--isolated", "seqmodel/layers.py") == []
