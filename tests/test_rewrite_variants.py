@@ -288,6 +288,18 @@ def _load_pair(tmp_path, source: str, fixed: str, label: str):
     return load_module(tmp_path / "original.py", f"{label}_original"), load_module(tmp_path / "fixed.py", f"{label}_fixed")
 
 
+def _assert_equal_on_jax(original, rewritten) -> None:
+    """Same pytree, values and gradients of sum(sin(outputs)) for `f` of both modules on one 7x4 input."""
+    x = jnp.sin(jnp.arange(28.0)).reshape(7, 4)
+    expected, actual = original.f(x), rewritten.f(x)
+    assert jax.tree_util.tree_structure(expected) == jax.tree_util.tree_structure(actual)
+    for e, a in zip(jax.tree_util.tree_leaves(expected), jax.tree_util.tree_leaves(actual), strict=True):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(e), rtol=2e-5, atol=2e-6)
+    total = lambda out: sum(jnp.sum(jnp.sin(leaf)) for leaf in jax.tree_util.tree_leaves(out))  # noqa: E731
+    grad = lambda module: jax.grad(lambda v: total(module.f(v)))(x)  # noqa: E731
+    np.testing.assert_allclose(np.asarray(grad(rewritten)), np.asarray(grad(original)), rtol=2e-5, atol=2e-6)
+
+
 def _run(source: str):
     return lint_text(source, "case.py", Settings()), apply_fixes(source, "case.py", Settings(), unsafe=True)
 
@@ -590,12 +602,7 @@ def test_static_index_branch_becomes_where_and_runs_equal(name, tmp_path):
     assert "becomes `jnp.where`" in diagnostics[0].fix.message
     assert count == 1 and remaining == [] and "jnp.where(t " in fixed
     original, rewritten = _load_pair(tmp_path, source, fixed, f"select_{name}")
-    x = jnp.sin(jnp.arange(28.0)).reshape(7, 4)
-    for e, a in zip(jax.tree_util.tree_leaves(original.f(x)), jax.tree_util.tree_leaves(rewritten.f(x)), strict=True):
-        np.testing.assert_allclose(np.asarray(a), np.asarray(e), rtol=2e-5, atol=2e-6)
-    total = lambda out: sum(jnp.sum(jnp.sin(leaf)) for leaf in jax.tree_util.tree_leaves(out))  # noqa: E731
-    grad = lambda module: jax.grad(lambda v: total(module.f(v)))(x)  # noqa: E731
-    np.testing.assert_allclose(np.asarray(grad(rewritten)), np.asarray(grad(original)), rtol=2e-5, atol=2e-6)
+    _assert_equal_on_jax(original, rewritten)
 
 
 def test_index_branch_that_is_not_a_selection_is_refused():
@@ -655,10 +662,7 @@ def test_tree_map_lambda_reading_the_step_is_fixed_and_runs_equal(name, tmp_path
     assert len(diagnostics) == 1 and diagnostics[0].fix is not None, [d.no_fix_reason for d in diagnostics]
     assert count == 1 and remaining == [] and "lax.scan(" in fixed and "jnp.arange(" in fixed
     original, rewritten = _load_pair(tmp_path, source, fixed, f"treemap_{name}")
-    x = jnp.sin(jnp.arange(28.0)).reshape(7, 4)
-    np.testing.assert_allclose(np.asarray(rewritten.f(x)), np.asarray(original.f(x)), rtol=2e-5, atol=2e-6)
-    grad = lambda module: jax.grad(lambda v: jnp.sum(jnp.sin(module.f(v))))(x)  # noqa: E731
-    np.testing.assert_allclose(np.asarray(grad(rewritten)), np.asarray(grad(original)), rtol=2e-5, atol=2e-6)
+    _assert_equal_on_jax(original, rewritten)
 
 
 @pytest.mark.parametrize(
@@ -730,14 +734,7 @@ def test_list_used_as_a_list_after_the_loop_is_rebuilt_and_runs_equal(name, tmp_
     assert count == 1 and remaining == [] and " = list(" in fixed
     assert apply_fixes(fixed, "case.py", Settings(), unsafe=True)[0] == fixed
     original, rewritten = _load_pair(tmp_path, source, fixed, f"aslist_{name}")
-    x = jnp.sin(jnp.arange(28.0)).reshape(7, 4)
-    expected, actual = original.f(x), rewritten.f(x)
-    assert jax.tree_util.tree_structure(expected) == jax.tree_util.tree_structure(actual)
-    for e, a in zip(jax.tree_util.tree_leaves(expected), jax.tree_util.tree_leaves(actual), strict=True):
-        np.testing.assert_allclose(np.asarray(a), np.asarray(e), rtol=2e-5, atol=2e-6)
-    total = lambda out: sum(jnp.sum(jnp.sin(leaf)) for leaf in jax.tree_util.tree_leaves(out))  # noqa: E731
-    grad = lambda module: jax.grad(lambda v: total(module.f(v)))(x)  # noqa: E731
-    np.testing.assert_allclose(np.asarray(grad(rewritten)), np.asarray(grad(original)), rtol=2e-5, atol=2e-6)
+    _assert_equal_on_jax(original, rewritten)
 
 
 def test_list_read_before_the_loop_ends_stays_refused():

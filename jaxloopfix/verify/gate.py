@@ -10,7 +10,7 @@ from typing import Any
 from jaxloopfix.config import Settings
 from jaxloopfix.diagnostics import Diagnostic, FileError
 from jaxloopfix.verify.runner import VerifyOptions, run_target
-from jaxloopfix.verify.targets import collect_targets
+from jaxloopfix.verify.targets import Target, collect_targets
 
 
 @dataclass
@@ -34,12 +34,11 @@ def verify_file(
 ) -> list[tuple[str, dict[str, Any]]]:
     """(`name` or `Class.name`, worker result) for every function with fixable loops in `path`."""
     if path.suffix == ".ipynb":
-        return [(function or path.name, {
-            "status": "unverified",
-            "message": "verify does not run notebooks: their cells cannot be imported as a module without running "
-            "them all; move the function into a module to verify it",
-            "input_source": None, "cases": [], "timings": None, "unroll": None,
-        })]
+        skipped = Target(path, path.stem, [], function or path.name, [], skip_reason=(
+            "verify does not run notebooks: their cells cannot be imported as a module without running "
+            "them all; move the function into a module to verify it"
+        ))
+        return [(skipped.qualified, run_target(skipped, options))]
     unrolls = (1, 2, 4, 8, 16) if options.tune_unroll else (1,)
     out = []
     for target in collect_targets(path, text, settings, function=function, unsafe=unsafe, unrolls=unrolls, factory=factory):

@@ -454,8 +454,11 @@ def under_haiku(original: Callable, rewritten: Callable, case) -> tuple[Callable
 
     A Haiku function creates its modules when called, so it runs only inside `hk.transform`. Both
     versions get the parameters the original initialises (the rewrite keeps every module outside
-    the loop, so their names match) and the same apply key. None when no transform is needed.
+    the loop, so their names match) and the same apply key. None when no transform is needed
+    (always when the user's code never imported Haiku: then nothing can ask for a transform).
     """
+    if "haiku" not in sys.modules:
+        return None
     try:
         call(original, case)
         return None
