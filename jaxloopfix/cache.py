@@ -173,6 +173,7 @@ def _encode(result: Cached) -> dict[str, Any]:
         "external": [_plain(t) for t in result.links.external],
         "classes": [_plain(c) for c in result.links.classes],
         "wanted": sorted(result.links.wanted),
+        "declarations": sorted(result.links.declarations),
     }
 
 
@@ -205,4 +206,4 @@ def _decode(data: dict[str, Any], filename: str) -> Cached:
         for t in data["external"]
     ]
     classes = [ModuleClass(c["qualified"], c["label"], c["entries"]) for c in data["classes"]]
-    return Cached(diagnostics, errors, ModuleLinks(external, classes, set(data["wanted"])))
+    return Cached(diagnostics, errors, ModuleLinks(external, classes, set(data["wanted"]), set(data.get("declarations", ()))))

@@ -27,6 +27,7 @@ from jaxloopfix.analysis.cross_module import (
     TraceSeed,
     resolve_relative,
 )
+from jaxloopfix.analysis.declared_types import dotted, import_bindings, module_declaration
 from jaxloopfix.config import Settings
 
 # The packages framework module classes come from (`analysis.traced.MODULE_BASES`).
@@ -135,14 +136,18 @@ class ModuleIndex:
         return same_root[0] if len(same_root) == 1 else None
 
     def site(
-        self, path: Path, seeds: tuple[TraceSeed, ...] = (), classes: tuple[ModuleClass, ...] = ()
+        self,
+        path: Path,
+        seeds: tuple[TraceSeed, ...] = (),
+        classes: tuple[ModuleClass, ...] = (),
+        declared: tuple[tuple[str, str], ...] = (),
     ) -> ModuleSite | None:
         found = self.names.get(path)
         if found is None:
             if path in self.notebooks:  # imports project modules, is imported by none
-                return ModuleSite(None, self.roots, seeds, None, classes, self.class_flow)
+                return ModuleSite(None, self.roots, seeds, None, classes, self.class_flow, declared)
             return None
-        return ModuleSite(found.package, self.roots, seeds, found.name, classes, self.class_flow)
+        return ModuleSite(found.package, self.roots, seeds, found.name, classes, self.class_flow, declared)
 
 
 @dataclass
@@ -157,6 +162,10 @@ class TraceFlow:
     wanted: dict[Path, set[str]] = field(default_factory=dict)
     given: dict[Path, tuple[ModuleClass, ...]] = field(default_factory=dict)
     bindings: dict[Path, dict[str, str]] = field(default_factory=dict)
+    # Declared types asked for per file, those given with its last settings, and parsed modules.
+    asked: dict[Path, set[str]] = field(default_factory=dict)
+    answered: dict[Path, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+    trees: dict[Path, ast.Module | None] = field(default_factory=dict)
 
     @property
     def active(self) -> bool:
@@ -168,7 +177,8 @@ class TraceFlow:
             return settings
         seeds = tuple(sorted(self.seeds.get(path, {}).values(), key=lambda s: s.name))
         classes = self.given[path] = self._classes_for(path)
-        site = self.index.site(path, seeds, classes)
+        declared = self.answered[path] = self._declared_for(path)
+        site = self.index.site(path, seeds, classes, declared)
         return replace(settings, site=site) if site is not None else settings
 
     def _classes_for(self, path: Path) -> tuple[ModuleClass, ...]:
@@ -179,6 +189,56 @@ class TraceFlow:
             if known is not None:
                 found.append(ModuleClass(qualified, known.label, known.entries))
         return tuple(found)
+
+    def _declared_for(self, path: Path) -> tuple[tuple[str, str], ...]:
+        """The declared types `path` asked for, as far as the project's modules declare them."""
+        found = []
+        for qualified in sorted(self.asked.get(path, ())):
+            text = self._declaration(path, qualified)
+            if text is not None:
+                found.append((qualified, text))
+        return tuple(found)
+
+    def _declaration(self, importer: Path, qualified: str, depth: int = 0) -> str | None:
+        """The annotation text a project module declares for `qualified` (an alias or a class
+        attribute), through aliases and re-exports; None when no checked module declares it."""
+        if depth > 8:
+            return None
+        parts = qualified.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            path = self.index.resolve(importer, ".".join(parts[:cut]))
+            if path is not None:
+                break
+        else:
+            return None
+        module, rest = ".".join(parts[:cut]), ".".join(parts[cut:])
+        tree = self._tree(path)
+        if tree is None:
+            return None
+        bindings = import_bindings(tree, self.index.names[path].package)
+        expr = module_declaration(tree, rest)
+        if expr is None:
+            head, _, tail = rest.partition(".")
+            source = bindings.get(head)  # re-exported: `from .effects import Effects`
+            return self._declaration(path, ".".join(filter(None, [source, tail])), depth + 1) if source else None
+        name = dotted(expr)
+        if name is None:
+            return ast.unparse(expr)
+        head, _, tail = name.partition(".")
+        if head in bindings:
+            return self._declaration(path, ".".join(filter(None, [bindings[head], tail])), depth + 1) or name
+        if not tail and module_declaration(tree, head) is not None:
+            return self._declaration(path, f"{module}.{head}", depth + 1)
+        return name
+
+    def _tree(self, path: Path) -> ast.Module | None:
+        if path not in self.trees:
+            text = self.read(path)
+            try:
+                self.trees[path] = ast.parse(text) if text is not None else None
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                self.trees[path] = None
+        return self.trees[path]
 
     def _class(self, importer: Path, qualified: str, depth: int = 0) -> ModuleClass | None:
         """A known framework class by the name an importer uses, through re-exports."""
@@ -214,11 +274,13 @@ class TraceFlow:
             # A class learns more hooks as its bases are learned (`traced.HOOKS`): the newest wins.
             self.classes[cls.qualified] = cls
         self.wanted[importer] = set(links.wanted) | {c.qualified for c in self.given.get(importer, ())}
+        self.asked[importer] = set(links.declarations) | {name for name, _ in self.answered.get(importer, ())}
         return changed
 
     def waiting(self) -> set[Path]:
         """Files that derive from framework classes learned since they were checked."""
-        return {path for path in self.wanted if self.given.get(path, ()) != self._classes_for(path)}
+        classes = {path for path in self.wanted if self.given.get(path, ()) != self._classes_for(path)}
+        return classes | {path for path in self.asked if self.answered.get(path, ()) != self._declared_for(path)}
 
 
 def _imported_names(text: str, module: ModuleName) -> dict[str, str]:

@@ -376,3 +376,72 @@ def test_subclass_override_of_a_hook_called_by_a_jitted_base_method(tmp_path: Pa
         "pkg/mid.py": [("JLF002", reason.format("Mid"))],
         "pkg/algo.py": [("JLF002", reason.format("Rotating"))],
     }
+
+
+DECLARED = {
+    "pyproject.toml": "",
+    "pkg/__init__.py": "",
+    "pkg/kinds.py": """
+        from typing import Set
+        import jax
+
+        class Effect:
+            pass
+
+        Effects = Set[Effect]
+        Rows = jax.Array
+    """,
+    "pkg/graph.py": """
+        from pkg import kinds
+        from pkg.kinds import Rows
+
+        Effects = kinds.Effects
+
+        class Graph:
+            _effects: Effects
+            rows: Rows
+
+            @property
+            def effects(self) -> Effects:
+                return self._effects
+    """,
+    "pkg/render.py": """
+        import jax
+        import jax.numpy as jnp
+        from pkg.graph import Graph
+
+        def render(graph: Graph, x):
+            out = []
+            for eff in graph.effects:
+                out.append(jnp.sin(x) * 2)
+            return out
+
+        def rows(graph: Graph, h):
+            outs = []
+            for row in graph.rows:
+                h = jnp.tanh(h + row)
+                outs.append(h)
+            return jnp.stack(outs)
+
+        @jax.jit
+        def run(x, graph):
+            return render(graph, x), rows(graph, x)
+    """,
+}
+
+
+def test_declared_types_from_other_modules_are_evidence(tmp_path: Path) -> None:
+    """A class imported from another module declares `effects` as a set through two aliases in a
+    third: the loop over it is left alone, in the project and in a single-file check (from the
+    warm cache too). `rows`, declared through an alias of `jax.Array`, stays reported, and so does
+    the set loop when the project is not consulted."""
+    root = _tree(tmp_path, DECLARED)
+    lines = {"render": 7, "rows": 13}
+    for _ in range(2):  # cold, then from the results cache
+        found = api.check_paths([root], Settings())
+        rows = sorted((Path(r.filename).name, d.location.row) for r in found for d in r.diagnostics)
+        assert rows == [("render.py", lines["rows"])]
+        alone = api.check_paths([root / "pkg" / "render.py"], Settings())
+        assert [d.location.row for r in alone for d in r.diagnostics] == [lines["rows"]]
+    isolated = api.check_paths([root / "pkg" / "render.py"], Settings(), isolated=True)
+    assert sorted(d.location.row for r in isolated for d in r.diagnostics) == [lines["render"], lines["rows"]]

@@ -14,7 +14,9 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from jaxloopfix.analysis.arrays import ARRAY_ATTRIBUTES, ARRAY_METHODS, ArrayFacts
+from jaxloopfix.analysis.arrays import ARRAY_ATTRIBUTES, ARRAY_METHODS, ArrayFacts, is_array_annotation
+from jaxloopfix.analysis.cross_module import ModuleSite
+from jaxloopfix.analysis.declared_types import class_attribute
 from jaxloopfix.analysis.names import block_flow, parameters, stored_names
 from jaxloopfix.analysis.source import ParsedModule, descendants, shorten
 
@@ -59,12 +61,17 @@ class ContainerEvidence:
         facts: ArrayFacts,
         local_values: dict[str, list[cst.BaseExpression | str]],
         is_module_class: Callable[[cst.BaseExpression], bool] = lambda expr: False,
+        site: ModuleSite | None = None,
+        ask: Callable[[str], None] = lambda qualified: None,
     ) -> None:
         self.parsed = parsed
         self.func = func
         self.facts = facts
         self.local_values = local_values
         self.is_module_class = is_module_class
+        # Declared types from other project modules, and how to ask the project pass for one.
+        self.site = site
+        self.ask = ask
         self._annotations = {
             p.name.value: p.annotation.annotation for p in parameters(func, stars=False) if p.annotation is not None
         }
@@ -118,9 +125,67 @@ class ContainerEvidence:
             return f"it iterates `{code}`, names or classes of a Python type"
         if isinstance(expr, cst.Attribute) and _rooted_at_self(expr):
             return f"it iterates `{code}`, an attribute of the object (its layers, submodules or configured items)"
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
+            declared = self._declared_attribute(expr.value.value, expr.attr.value)
+            if declared:
+                return f"it iterates `{code}`, {declared}"
         if isinstance(expr, cst.Name):
             return self.name(expr.value) or self._checked_sequence(expr)
         return None
+
+    def _declared_attribute(self, name: str, attr: str) -> str | None:
+        """`jaxpr.effects` with `jaxpr: Jaxpr`, where class `Jaxpr` declares `effects: Effects` and
+        `Effects = Set[Effect]`: the attribute's declared type is a Python container."""
+        annotation = self._annotations.get(name)
+        if annotation is None or self.facts.is_array(cst.Name(name)):
+            return None
+        if isinstance(annotation, cst.SimpleString):  # a forward reference, `"Jaxpr"`
+            annotation = _parse_annotation(annotation.evaluated_value if isinstance(annotation.evaluated_value, str) else "")
+            if annotation is None:
+                return None
+        owner = shorten(self.parsed.code(annotation), 30)
+        if isinstance(annotation, cst.Name):
+            cls = next((s for s in self.parsed.module.body if isinstance(s, cst.ClassDef) and s.name.value == annotation.value), None)
+            if cls is not None:
+                declared = class_attribute(cls, attr)
+                container = self._declared_container(declared) if declared is not None else None
+                return _declared_message(self.parsed.code(declared), container, owner) if declared and container else None
+        text = self._project_declaration(annotation, attr)
+        return _declared_message(text, text, owner) if text else None
+
+    def _declared_container(self, annotation: cst.BaseExpression, depth: int = 0) -> str | None:
+        """The container type `annotation` names, through this module's aliases and the project's
+        declarations (None when it is not known to be a container)."""
+        if depth > 6 or is_array_annotation(self.parsed, annotation):
+            return None
+        if _container_annotation(annotation):
+            return shorten(self.parsed.code(annotation), 40)
+        if isinstance(annotation, cst.Name):
+            values = [v for v in self._module_values(annotation.value) if isinstance(v, cst.BaseExpression)]
+            if len(values) == 1:
+                return self._declared_container(values[0], depth + 1)
+        if isinstance(annotation, (cst.Name, cst.Attribute)):
+            return self._project_declaration(annotation, None)
+        return None
+
+    def _project_declaration(self, annotation: cst.BaseExpression, attr: str | None) -> str | None:
+        """A container type that another project module declares for `annotation` (an alias) or
+        for its attribute `attr` (a class attribute); asks the project pass when not known yet."""
+        if self.site is None or not isinstance(annotation, (cst.Name, cst.Attribute)):
+            return None
+        qualified = self.parsed.qualified_name(annotation)
+        absolute = self.site.absolute(qualified) if qualified else None
+        if absolute is None:
+            return None
+        wanted = f"{absolute}.{attr}" if attr else absolute
+        text = self.site.declared_type(wanted)
+        if text is None:
+            self.ask(wanted)
+            return None
+        parsed = _parse_annotation(text)
+        if parsed is None or not _container_annotation(parsed):
+            return None
+        return shorten(text, 40)
 
     def _checked_sequence(self, expr: cst.Name) -> str | None:
         """`if isinstance(names, (tuple, list)): for n in names: ...` (or the `else:` of
@@ -771,6 +836,19 @@ def _container_annotation(annotation: cst.BaseExpression) -> bool:
     if isinstance(annotation, cst.BinaryOperation):  # `list[X] | None`
         return _container_annotation(annotation.left) or _container_annotation(annotation.right)
     return False
+
+
+def _declared_message(declared: str, container: str, owner: str) -> str:
+    declared = shorten(declared, 40)
+    named = f", which names `{container}`" if container != declared else ""
+    return f"declared `{declared}` on class `{owner}`{named}: a Python container"
+
+
+def _parse_annotation(text: str) -> cst.BaseExpression | None:
+    try:
+        return cst.parse_expression(text)
+    except (cst.ParserSyntaxError, RecursionError, ValueError):
+        return None
 
 
 def _array_attribute(name: str) -> bool:

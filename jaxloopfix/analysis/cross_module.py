@@ -63,6 +63,9 @@ class ModuleLinks:
     classes: list[ModuleClass] = field(default_factory=list)
     # Base classes imported from project modules whose framework this module does not know.
     wanted: set[str] = field(default_factory=set)
+    # Project names whose declared type this module asks for (`pkg.effects.Effects`,
+    # `pkg.core.Jaxpr.effects`; see `declared_types`).
+    declarations: set[str] = field(default_factory=set)
 
 
 @dataclass(frozen=True)
@@ -83,6 +86,11 @@ class ModuleSite:
     classes: tuple[ModuleClass, ...] = ()
     # Whether any checked file can define a framework class (else no class flow to follow).
     class_flow: bool = True
+    # Declared types of project names this module asked for: (qualified name, annotation text).
+    declared: tuple[tuple[str, str], ...] = ()
+
+    def declared_type(self, qualified: str) -> str | None:
+        return next((text for name, text in self.declared if name == qualified), None)
 
     def absolute(self, qualified: str) -> str | None:
         """`.helpers.step` -> `pkg.helpers.step`; None for names outside the project."""

@@ -15,6 +15,7 @@ import libcst as cst
 from jaxloopfix.analysis.arrays import ArrayFacts
 from jaxloopfix.analysis.body import body_refusal
 from jaxloopfix.analysis.containers import ContainerEvidence
+from jaxloopfix.analysis.cross_module import ModuleSite
 from jaxloopfix.analysis.dataflow import LoopDataflow, appended_list, contains
 from jaxloopfix.analysis.index_use import IndexUseChecker
 from jaxloopfix.analysis.loops import Iteration, IterationAnalyzer, TripCount, maybe_array_reason
@@ -42,6 +43,8 @@ class LoopPlanner:
         constants: dict[str, int],
         min_trip_count: int,
         is_module_class: Callable[[cst.BaseExpression], bool] | None = None,
+        site: ModuleSite | None = None,
+        ask: Callable[[str], None] = lambda qualified: None,
     ) -> None:
         self.parsed = parsed
         self.traced = traced
@@ -52,7 +55,8 @@ class LoopPlanner:
         self.facts = ArrayFacts(parsed, traced.node, possible)
         self.iterations = IterationAnalyzer(parsed, traced, self.facts, constants)
         self.evidence = ContainerEvidence(
-            parsed, traced.node, self.facts, self.iterations._local_values, is_module_class or (lambda expr: False)
+            parsed, traced.node, self.facts, self.iterations._local_values, is_module_class or (lambda expr: False),
+            site, ask,
         )
         self.min_trip_count = min_trip_count
         self.is_module_class = is_module_class or (lambda expr: False)

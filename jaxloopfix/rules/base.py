@@ -63,7 +63,8 @@ class FileContext:
         plans: list[LoopPlan] = []
         for traced in self.traced.values():
             planner = LoopPlanner(
-                self.parsed, traced, constants, self.settings.min_trip_count, self.finder.is_module_class
+                self.parsed, traced, constants, self.settings.min_trip_count, self.finder.is_module_class,
+                self.settings.site, self.finder.links.declarations.add,
             )
             for loop in own_nodes(traced.node, cst.For):
                 plan = planner.plan(loop)
