@@ -27,7 +27,7 @@ from jaxloopfix.analysis.cross_module import (
     TraceSeed,
     resolve_relative,
 )
-from jaxloopfix.analysis.declared_types import dotted, import_bindings, module_declaration
+from jaxloopfix.analysis.declared_types_ast import dotted, import_bindings, module_declaration
 from jaxloopfix.config import Settings
 
 # The packages framework module classes come from (`analysis.traced.MODULE_BASES`).

@@ -136,16 +136,18 @@ def loop_programs(draw: st.DrawFn) -> Program:
     finished: list[str] = []
     after: list[str] = []  # statements between the loop and the return
     for acc in accumulators:
-        setup.append(f"{acc} = []")
+        # A list may start with an item of its own (`hs = [h]`, the initial state) and may be
+        # built back to front (`G.insert(0, g)`).
+        first = draw(st.sampled_from([None, None, "c0", "jnp.zeros(w.shape[0])"]))
+        setup.append(f"{acc} = [{first or ''}]")
         vector = draw(st.sampled_from(carries + [v for v in values if v != "t * 0.1"]))  # stacked rows are 1-d
         value = draw(st.sampled_from(["{a}", "{a} + {b}", "jnp.tanh({a}) * 2.0"])).format(a=vector, b=term())
-        body.append(f"{acc}.append({value})")
-        finisher = draw(
-            st.sampled_from(
-                ["jnp.stack({a})", "jnp.stack({a}, axis=1)", "jnp.stack({a}, axis=-1)", "jnp.array({a})",
-                 "jnp.asarray({a})", "jnp.stack({a}[::-1])"]
-            )
-        )
+        prepend = draw(st.integers(0, 3)) == 0
+        body.append(f"{acc}.insert(0, {value})" if prepend else f"{acc}.append({value})")
+        finishers = ["jnp.stack({a})", "jnp.array({a})", "jnp.asarray({a})"]
+        if first is None:  # a list with items of its own is only joined along axis 0, in order
+            finishers += ["jnp.stack({a}, axis=1)", "jnp.stack({a}, axis=-1)", "jnp.stack({a}[::-1])"]
+        finisher = draw(st.sampled_from(finishers))
         style = draw(st.sampled_from(["returned", "rebound", "rebound_then_used", "as_list"]))
         if style == "as_list":
             # The list itself is used after the loop: returned, or indexed and summed.

@@ -751,7 +751,7 @@ def test_list_read_before_the_loop_ends_stays_refused():
     )
     (diagnostic,) = lint_text(source, "case.py", Settings())
     # The read between `hs = []` and the loop: the list is not created just before the loop.
-    assert diagnostic.fix is None and "`hs` is not created as an empty list" in diagnostic.no_fix_reason
+    assert diagnostic.fix is None and "`hs` is not created as a list literal" in diagnostic.no_fix_reason
 
 
 def test_an_instance_of_a_haiku_module_class_defined_here_is_module_state():

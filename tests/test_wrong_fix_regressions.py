@@ -249,3 +249,16 @@ def test_last_value_carry_gets_no_fix_even_unsafe(tmp_path):
     fixed, remaining, applied = apply_fixes(source, "t.py", Settings(), unsafe=True)
     assert applied == 0 and fixed == source
     assert [d.code for d in remaining] == ["JLF001"] and remaining[0].fix is None
+
+
+def test_throwaway_underscore_read_after_the_loop_gets_no_fix():
+    """`for _ in ...: _, x = f(x)` gets a fix (see fixtures/JLF002/throwaway_underscore.py), but only
+    while nothing reads `_`: after the loop it holds the last step's value, which a scan would lose."""
+    source = (
+        H + "@jax.jit\ndef f(x):\n    for _ in range(x.shape[0]):\n        _, x = jnp.sin(x), jnp.cos(x)\n"
+        "    return x + _\n"
+    )
+    diagnostics = lint_text(source, "f.py", Settings())
+    assert [d.code for d in diagnostics] == ["JLF002"]
+    assert diagnostics[0].fix is None
+    assert "loop variable `_`" in diagnostics[0].no_fix_reason

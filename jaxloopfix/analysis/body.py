@@ -191,6 +191,8 @@ def body_refusal(
     body = list(loop.body.body)
     assigned = assigned_names(body)
     reassigned = sorted(assigned & loop_names)
+    if reassigned == ["_"] and not any(n.value == "_" for n in loads(function or loop)):
+        reassigned = []  # `for _ in ...: _, x = f(x)`: a throwaway name, never read
     if reassigned:
         return f"the body reassigns the loop variable `{reassigned[0]}`"
     accumulators = set(accumulators)

@@ -160,11 +160,12 @@ class LoopDataflow:
         """An Accumulator for list `name`, or the reason it is not one."""
         body = list(self.loop.body.body)
         if len(appends) != 1 or appends[0] not in body:
-            return f"`{name}` is appended to conditionally or more than once per step"
+            return f"`{name}` is added to conditionally or more than once per step"
         append = appends[0]
         call = _append_call(append)
         assert call is not None
-        value = call.args[0].value
+        value = call.args[-1].value
+        prepend = isinstance(call.func, cst.Attribute) and call.func.attr.value == "insert"
         in_body = [n for n in loads(self.loop.body) if n.value == name]
         if len(in_body) != 1:
             return f"`{name}` is used in the loop body other than by `{name}.append(...)`"
@@ -181,12 +182,13 @@ class LoopDataflow:
                     and isinstance(statement.body[0].targets[0].target, cst.Name)
                     and statement.body[0].targets[0].target.value == name
                     and isinstance(statement.body[0].value, cst.List)
-                    and not statement.body[0].value.elements
+                    and not any(isinstance(e, cst.StarredElement) for e in statement.body[0].value.elements)
                 ):
                     init = statement
                 break
         if init is None or self.parsed.parent(init) is not self.parsed.parent(self.loop):
-            return f"`{name}` is not created as an empty list (`{name} = []`) just before the loop"
+            return f"`{name}` is not created as a list literal (`{name} = []`) just before the loop"
+        initial = bool(init.body[0].value.elements)  # type: ignore[attr-defined]
         uses = [n for n in self.outside_loads(name) if not contains(self.parsed, init, n)]
         stores = [
             s for s in self._function_stores(name) if not contains(self.parsed, init, s)
@@ -214,15 +216,27 @@ class LoopDataflow:
                 )
             # Used as a list (returned, indexed, iterated): `list(stacked)` gives back the same
             # per-step arrays, in order.
-            return Accumulator(name=name, init=init, append=append, value=value, finisher=None, kept_as_list=True)
+            return Accumulator(
+                name=name, init=init, append=append, value=value, finisher=None, kept_as_list=True, prepend=prepend,
+                initial=initial,
+            )
         call_node, reversed_arg, axis = finisher
+        reversed_finisher = reversed_arg != (rebinding is not None and rebinding[1] is not None)
+        if initial and (reversed_finisher or axis != 0):
+            return (
+                f"`{name}` starts with items of its own and is stacked "
+                + ("in reverse" if reversed_finisher else f"along axis {axis}")
+                + "; only a list stacked along axis 0 in its own order is joined with the scan's outputs"
+            )
         return Accumulator(
+            prepend=prepend,
+            initial=initial,
             name=name,
             init=init,
             append=append,
             value=value,
             finisher=call_node,
-            finisher_reversed=reversed_arg != (rebinding is not None and rebinding[1] is not None),
+            finisher_reversed=reversed_finisher,
             axis=axis,
             rebinding=rebinding[0] if rebinding is not None else None,
             dropped=[rebinding[1]] if rebinding is not None and rebinding[1] is not None else [],
@@ -320,14 +334,15 @@ def _append_call(statement: cst.CSTNode) -> cst.Call | None:
     if not isinstance(expr, cst.Expr) or not isinstance(expr.value, cst.Call):
         return None
     call = expr.value
-    if (
-        isinstance(call.func, cst.Attribute)
-        and call.func.attr.value == "append"
-        and isinstance(call.func.value, cst.Name)
-        and len(call.args) == 1
-        and call.args[0].keyword is None
-        and not call.args[0].star
-    ):
+    if not (isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name)):
+        return None
+    if any(arg.keyword is not None or arg.star for arg in call.args):
+        return None
+    if call.func.attr.value == "append" and len(call.args) == 1:
+        return call
+    # `name.insert(0, value)`: a prepend, the list built back to front.
+    first = call.args[0].value if call.args else None
+    if call.func.attr.value == "insert" and len(call.args) == 2 and isinstance(first, cst.Integer) and first.evaluated_value == 0:
         return call
     return None
 

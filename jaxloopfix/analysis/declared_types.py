@@ -6,17 +6,15 @@ declaration is the author's own statement of what a value is, so a container
 type found this way is positive evidence that the loop iterates Python
 structure. Within the module the libcst tree answers; names imported from other
 project modules are asked of the project pass (`ModuleLinks.declarations`), which
-reads the defining module with stdlib `ast` and answers in `ModuleSite.declared`.
+reads the defining module with stdlib `ast` (`declared_types_ast`) and answers in
+`ModuleSite.declared`.
 """
 
 from __future__ import annotations
 
-import ast
-
 import libcst as cst
 
-# Decorators that make a method read like an attribute.
-PROPERTIES = frozenset({"property", "cached_property", "functools.cached_property"})
+from jaxloopfix.analysis.declared_types_ast import PROPERTIES
 
 
 def class_attribute(cls: cst.ClassDef, attr: str) -> cst.BaseExpression | None:
@@ -71,90 +69,3 @@ def _decorator_name(expr: cst.BaseExpression) -> str:
 
 
 # -- the project side: stdlib `ast` over the defining module ----------------------------------
-
-
-def module_declaration(tree: ast.Module, rest: str) -> ast.expr | None:
-    """What module `tree` declares for `rest`: `Alias` (a module-level `Alias = T`, `Alias: TypeAlias
-    = T` or `type Alias = T`) or `Class.attr` (as `class_attribute`)."""
-    if "." not in rest:
-        for node in tree.body:
-            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == rest for t in node.targets):
-                return node.value
-            if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == rest:
-                alias = isinstance(node.annotation, (ast.Name, ast.Attribute)) and ast.unparse(node.annotation).endswith("TypeAlias")
-                return node.value if alias else None
-            if type(node).__name__ == "TypeAlias" and getattr(node.name, "id", None) == rest:  # Python 3.12+
-                return node.value  # type: ignore[attr-defined]
-        return None
-    owner, attr = rest.split(".", 1)
-    if "." in attr:
-        return None
-    for node in tree.body:
-        if isinstance(node, ast.ClassDef) and node.name == owner:
-            return _ast_class_attribute(node, attr)
-    return None
-
-
-def _ast_class_attribute(cls: ast.ClassDef, attr: str) -> ast.expr | None:
-    found: ast.expr | None = None
-    for statement in cls.body:
-        if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name) and statement.target.id == attr:
-            return statement.annotation
-        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            if statement.name == attr and statement.returns is not None and any(
-                ast.unparse(d) in PROPERTIES for d in statement.decorator_list
-            ):
-                return statement.returns
-            for node in ast.walk(statement):
-                if (
-                    found is None
-                    and isinstance(node, ast.AnnAssign)
-                    and isinstance(node.target, ast.Attribute)
-                    and node.target.attr == attr
-                    and isinstance(node.target.value, ast.Name)
-                    and node.target.value.id == "self"
-                ):
-                    found = node.annotation
-    return found
-
-
-def import_bindings(tree: ast.Module, package: str | None) -> dict[str, str]:
-    """name -> absolute dotted name for a module's top-level imports (`from . import effects`,
-    `import numpy as np`); relative imports need the module's package."""
-    from jaxloopfix.analysis.cross_module import resolve_relative
-
-    found: dict[str, str] = {}
-    for node in tree.body:
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.asname:
-                    found[alias.asname] = alias.name
-                else:
-                    top = alias.name.split(".", 1)[0]
-                    found[top] = top
-        elif isinstance(node, ast.ImportFrom):
-            for alias in node.names:
-                if alias.name == "*":
-                    continue
-                source = ".".join(filter(None, [node.module, alias.name]))
-                if node.level:
-                    if package is None:
-                        continue
-                    absolute = resolve_relative("." * node.level + source, package)
-                else:
-                    absolute = source
-                if absolute is not None:
-                    found[alias.asname or alias.name] = absolute
-    return found
-
-
-def dotted(expr: ast.expr) -> str | None:
-    """`effects.Effects` -> "effects.Effects"; None for anything but names and attributes."""
-    parts: list[str] = []
-    while isinstance(expr, ast.Attribute):
-        parts.append(expr.attr)
-        expr = expr.value
-    if not isinstance(expr, ast.Name):
-        return None
-    parts.append(expr.id)
-    return ".".join(reversed(parts))

@@ -66,6 +66,11 @@ class Accumulator:
     # The code after the loop uses the list as a list (returns it, indexes it, iterates it): the
     # rewrite binds the scan's stacked output and turns it back into a list of per-step arrays.
     kept_as_list: bool = False
+    # `name.insert(0, value)`: each step's value goes to the front of the list.
+    prepend: bool = False
+    # `name = [first]` before the loop: the list starts with items the steps do not make; the
+    # rewrite keeps that statement and joins its items with the scan's stacked outputs.
+    initial: bool = False
 
 
 @dataclass

@@ -195,6 +195,12 @@ class LoopPlanner:
                 plan.accumulators.append(_placeholder_accumulator(name, appends[name][0]))
             else:
                 plan.accumulators.append(result)
+                if result.initial and not result.kept_as_list:
+                    plan.unsafe_reasons.append(
+                        f"`{name}` starts with items of its own (`{shorten(self.parsed.code(result.init.body[0].value), 30)}`): "  # type: ignore[attr-defined]
+                        "the fix assumes they have the dtype and shape of each step's value, as `jnp.concatenate` "
+                        "joins them with the scan's outputs"
+                    )
                 value = result.value
                 if isinstance(value, (cst.Tuple, cst.List, cst.Dict, cst.Set)):
                     refusal = refusal or (

@@ -106,6 +106,8 @@ class ScanRenderer:
         }
         self.imports = ImportPlan(parsed.module, taken, local, self.namer.fresh)
         self.config = parsed.module.config_for_parsing
+        # Names of the stacked outputs of lists that start with items of their own (see `render`).
+        self.steps_names: dict[str, str] = {}
 
     def code(self, node: cst.CSTNode) -> str:
         return self.parsed.code(node)
@@ -259,7 +261,12 @@ class ScanRenderer:
         function_names = {n.value for n in loads(plan.function.node.body)}
         unused = "_" if "_" not in function_names else self.namer.fresh("unused")
         carry_target = _pack(carries) if carries else unused
-        ys_target = _pack([a.name for a in plan.accumulators]) if plan.accumulators else unused
+        # A list that starts with items of its own keeps them under its name: the scan's stacked
+        # outputs get a name of their own, and the finisher joins the two.
+        self.steps_names = {
+            a.name: self.namer.fresh(f"{a.name}_steps", f"new_{a.name}") for a in plan.accumulators if a.initial
+        }
+        ys_target = _pack([self.steps_names.get(a.name, a.name) for a in plan.accumulators]) if plan.accumulators else unused
         scan_statement = self.statement(f"{carry_target}, {ys_target} = {lax}.scan({', '.join(args)})\n")
         # Comments inside code that the rewrite drops (the loop header, append calls, finishers)
         # are kept as own-line comments above the scan call.
@@ -276,24 +283,37 @@ class ScanRenderer:
             scan_statement = scan_statement.with_changes(leading_lines=moved)
 
         finishers = {id(a.finisher): self.finisher_replacement(a) for a in plan.accumulators if a.finisher is not None}
-        inits = {id(a.init) for a in plan.accumulators} | removed_after(plan, finishers)
-        as_lists = [
-            self.statement(f"{a.name} = list({cst.Module([]).code_for_node(self.finisher_replacement(a))})\n")
-            for a in plan.accumulators
-            if a.kept_as_list
-        ]
+        inits = {id(a.init) for a in plan.accumulators if not a.initial} | removed_after(plan, finishers)
+        as_lists = [self.statement(self.as_list(a)) for a in plan.accumulators if a.kept_as_list]
         transformer = _ModuleRewrite(loop, [step_def, scan_statement, *as_lists], inits, finishers)
         module = self.module.visit(transformer)
         return self.imports.apply(module)
 
-    def finisher_replacement(self, accumulator: Accumulator) -> cst.BaseExpression:
+    def steps_expr(self, accumulator: Accumulator) -> str:
+        """The scan's stacked outputs in the order the list holds them: a reversed range, a
+        reversed finisher and a prepend (`insert(0, ...)`) each flip it."""
         reverse = bool(self.plan.bounds is not None and self.plan.bounds.reverse)
-        if accumulator.finisher_reversed:
-            reverse = not reverse
-        expr = accumulator.name + ("[::-1]" if reverse else "")
+        reverse ^= accumulator.finisher_reversed
+        reverse ^= accumulator.prepend
+        return self.steps_names.get(accumulator.name, accumulator.name) + ("[::-1]" if reverse else "")
+
+    def finisher_replacement(self, accumulator: Accumulator) -> cst.BaseExpression:
+        expr = self.steps_expr(accumulator)
+        if accumulator.initial:  # `G = [g]`: its own items first (append) or last (prepend)
+            own = f"{self.imports.jnp()}.stack({accumulator.name})"
+            parts = [expr, own] if accumulator.prepend else [own, expr]
+            expr = f"{self.imports.jnp()}.concatenate([{', '.join(parts)}])"
         if accumulator.axis != 0:
             expr = f"{self.imports.jnp()}.moveaxis({expr}, 0, {accumulator.axis})"
         return cst.parse_expression(expr, config=self.config)
+
+    def as_list(self, accumulator: Accumulator) -> str:
+        """`outs = list(outs)` after the scan for a list the code after the loop uses as a list."""
+        steps = f"list({self.steps_expr(accumulator)})"
+        name = accumulator.name
+        if accumulator.initial:
+            steps = f"{steps} + {name}" if accumulator.prepend else f"{name} + {steps}"
+        return f"{name} = {steps}\n"
 
 
 def removed_after(plan: LoopPlan, finishers: dict[int, cst.BaseExpression]) -> set[int]:

@@ -26,7 +26,7 @@ def is_map_only(plan: LoopPlan) -> bool:
     """Whether the plan is a map: outputs only, nothing carried, something to map over."""
     if plan.carries or not plan.accumulators or plan.selects:
         return False
-    if any(a.value is None or a.finisher is None for a in plan.accumulators):
+    if any(a.value is None or a.finisher is None or a.prepend or a.initial for a in plan.accumulators):
         return False
     return bool(plan.sequences) or bool(plan.index_used and plan.index is not None)
 

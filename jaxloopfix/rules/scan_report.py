@@ -74,9 +74,11 @@ def render_fix(context: FileContext, plan: LoopPlan) -> tuple[Fix | None, str | 
             "in the branch not kept is clamped)"
         )
     for accumulator in plan.accumulators:
+        name = accumulator.name
         if accumulator.kept_as_list:
-            name = accumulator.name
-            title += f"; `{name}` stays a list (`{name} = list({name})` after the scan)"
+            title += f"; `{name}` stays a list (made from the scan's outputs after the scan)"
+        if accumulator.prepend:
+            title += f"; `{name}.insert(0, ...)` is built back to front from the scan's outputs"
     return fix_from_rewrite(
         context.parsed.text, lambda: renderer(context.parsed, plan, unroll).render().code, title, plan.unsafe_reasons
     )
