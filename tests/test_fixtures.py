@@ -100,7 +100,6 @@ REFUSALS = {
     "continue_in_body": "`continue`",
     "for_else": "`else:`",
     "growing_carry": "changes shape",
-    "list_of_step_keys": "`step_keys` is a Python list (the starred target `*step_keys`)",
     "outer_list_mutation": "DEBUG_LOG",
     "print_in_body": "`print`",
     "return_in_body": "`return`",

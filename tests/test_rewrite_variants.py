@@ -783,3 +783,73 @@ def test_an_instance_of_a_haiku_module_class_defined_here_is_module_state():
     diagnostics = [d for d in lint_text(source, "case.py", Settings()) if d.location.row == 15]
     assert len(diagnostics) == 1 and diagnostics[0].fix is None
     assert "the body calls `block`, which uses Flax/Haiku module state" in diagnostics[0].no_fix_reason
+
+
+# Python lists of arrays read by the index: stacked before the scan when nothing else needs the list.
+STACKED_LISTS = {
+    "list_display": """
+        @jax.jit
+        def f(xs):
+            scales = [xs[0] * 0.0 + 1.0, xs[1] * 0.5, xs[2] * 0.25, xs[0] + 2.0, xs[1] - 1.0, xs[2] * 3.0, xs[0]]
+            h = jnp.zeros(4)
+            for t in range(xs.shape[0]):
+                h = jnp.tanh(h * scales[t] + xs[t])
+            return h
+        """,
+    "comprehension": """
+        @jax.jit
+        def f(xs):
+            gates = [jnp.cos(row) for row in xs]
+            h = jnp.zeros(4)
+            for t in range(xs.shape[0]):
+                h = jnp.tanh(h + gates[t] * xs[t])
+            return h
+        """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(STACKED_LISTS))
+def test_a_list_read_by_the_index_is_stacked_and_runs_equal(name, tmp_path):
+    source = HEADER + textwrap.dedent(STACKED_LISTS[name])
+    diagnostics, (fixed, remaining, count) = _run(source)
+    assert len(diagnostics) == 1 and diagnostics[0].fix is not None, [d.no_fix_reason for d in diagnostics]
+    # Items of a list display are not proven to share a shape: the fix says what it assumes.
+    assert "assumes its items are arrays of one shape and dtype" in diagnostics[0].fix.message
+    assert count == 1 and remaining == [] and "= jnp.stack(" in fixed
+    original, rewritten = _load_pair(tmp_path, source, fixed, f"stacked_{name}")
+    _assert_equal_on_jax(original, rewritten)
+
+
+def test_a_list_of_keys_read_after_the_loop_stays_refused():
+    source = HEADER + textwrap.dedent(
+        """
+        @jax.jit
+        def f(xs, key):
+            key, *keys = jax.random.split(key, xs.shape[0] + 1)
+            h = jnp.zeros(xs.shape[1])
+            for t in range(xs.shape[0]):
+                h = jnp.tanh(h + jax.random.normal(keys[t], h.shape) + xs[t])
+            return h, keys
+        """
+    )
+    (diagnostic,) = lint_text(source, "case.py", Settings())
+    # Returned as a list: stacking it would change what the function returns.
+    assert diagnostic.fix is None
+    assert "`keys` is a Python list (the starred target `*keys`)" in diagnostic.no_fix_reason
+
+
+def test_per_step_keys_from_a_split_are_stacked_without_an_assumption():
+    source = HEADER + textwrap.dedent(
+        """
+        @jax.jit
+        def f(xs, key):
+            key, *keys = jax.random.split(key, xs.shape[0] + 1)
+            h = jnp.zeros(xs.shape[1])
+            for t in range(xs.shape[0]):
+                h = jnp.tanh(h + jax.random.normal(keys[t], h.shape) + xs[t])
+            return h
+        """
+    )
+    (diagnostic,) = lint_text(source, "case.py", Settings())
+    assert diagnostic.fix is not None
+    assert "jnp.stack" not in (diagnostic.fix.message or "")  # rows of one split: nothing assumed

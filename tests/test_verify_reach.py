@@ -263,3 +263,50 @@ def test_a_notebook_is_unverified_with_the_reason(tmp_path, monkeypatch):
     result = CliRunner().invoke(main, ["verify", "--output-format", "json", "nb.ipynb::run"])
     (report,) = json.loads(result.stdout)
     assert report["status"] == "unverified" and "verify does not run notebooks" in report["message"]
+
+
+NESTED_LOSS = """
+    import jax
+    import jax.numpy as jnp
+
+
+    @jax.jit
+    def train_step(w, xs, ys):
+        def loss_fn(w):
+            h = jnp.zeros(w.shape[0])
+            total = 0.0
+            for t in range(xs.shape[0]):
+                h = jnp.tanh(w @ h + xs[t])
+                total += jnp.sum((h - ys[t]) ** 2)
+            return total
+
+        loss, grads = jax.value_and_grad(loss_fn)(w)
+        return loss, w - 0.1 * grads
+"""
+
+
+def test_a_nested_function_is_verified_through_the_function_that_defines_it(tmp_path, capsys):
+    from jaxloopfix.report.verify import write_verify_full
+
+    target, result = _verify(tmp_path, NESTED_LOSS)
+    assert (target.nested, target.runs, target.qualified) == ("loss_fn", "train_step", "train_step.loss_fn")
+    assert result["status"] == "equivalent", result["message"]
+    assert result["run_through"] == "train_step"
+    # The outer function's own inputs: `w` is a matrix (`w @ h`), `xs`/`ys` stepped over.
+    assert "w: f32[" in result["cases"][0]["inputs"]
+    import sys
+
+    write_verify_full([(target.label, result)], sys.stdout)
+    out = capsys.readouterr().out
+    assert "subject.py::train_step.loss_fn: equivalent" in out
+    assert "run through `train_step`, the function that defines it" in out
+
+
+def test_a_nested_function_whose_rewrite_differs_is_a_mismatch(tmp_path):
+    # `total` starts as a Python scalar and becomes a row after one step: the scan's carry check fails.
+    source = NESTED_LOSS.replace("total += jnp.sum((h - ys[t]) ** 2)", "total += (h - ys[t]) ** 2").replace(
+        "return total", "return jnp.sum(total)"
+    )
+    target, result = _verify(tmp_path, source)
+    assert target.nested == "loss_fn"
+    assert result["status"] == "mismatch", result

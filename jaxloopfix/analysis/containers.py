@@ -245,6 +245,26 @@ class ContainerEvidence:
             return f"`{name}` is used as a Python container (`.append`, `.items()`, string keys)"
         return self._unpacked(name)
 
+    def _split_keys(self, name: str) -> bool:
+        """Whether `name` is bound only as the starred target of a `jax.random.split(...)`
+        (`key, *keys = jax.random.split(key, n)`): a Python list whose items are PRNG keys."""
+        bound = False
+        for node in descendants(self.func.body):
+            if isinstance(node, cst.Assign):
+                for target in node.targets:
+                    t = target.target
+                    starred = isinstance(t, (cst.Tuple, cst.List)) and any(
+                        isinstance(e, cst.StarredElement) and isinstance(e.value, cst.Name) and e.value.value == name
+                        for e in t.elements
+                    )
+                    if starred and is_key_split(node.value, self.parsed):
+                        bound = True
+                    elif name in stored_names(t):
+                        return False
+            elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For)) and name in stored_names(node.target):
+                return False
+        return bound
+
     def _starred(self, name: str) -> str | None:
         """`def f(*masks)` binds a tuple; `first, *rest = items` binds a list."""
         star = self.func.params.star_arg
@@ -540,6 +560,8 @@ class ContainerEvidence:
                 found = f"the index selects `{code}`, which is unpacked into several names (a list of tuples such as layer parameters)"
             elif isinstance(parent, cst.Attribute) and parent.value is node and not _array_attribute(parent.attr.value):
                 found = f"the index selects `{code}`, whose attribute `.{parent.attr.value}` is read (a list of objects)"
+            elif isinstance(node.value, cst.Name) and self._split_keys(node.value.value):
+                array_read = True  # `key, *keys = jax.random.split(key, n)`: a list of keys, one per step
             elif isinstance(node.value, cst.Name) and self.name(node.value.value):
                 found = f"the index selects items of `{node.value.value}`: {self.name(node.value.value)}"
         if found is not None and (trip_kind == "shape" or array_read):
@@ -897,3 +919,10 @@ def _own_descendants(node: cst.CSTNode) -> list[cst.CSTNode]:
 
 
 __all__ = ["ContainerEvidence", "stored_names"]
+
+
+def is_key_split(value: cst.BaseExpression, parsed: ParsedModule) -> bool:
+    """`jax.random.split(key, n)` (however imported): its rows are PRNG keys of one shape and dtype."""
+    if not isinstance(value, cst.Call) or not isinstance(value.func, (cst.Name, cst.Attribute)):
+        return False
+    return parsed.qualified_name(value.func) in ("jax.random.split", "jax._src.random.split")

@@ -90,6 +90,10 @@ class LoopPlan:
     unsafe_reasons: list[str] = field(default_factory=list)
     # `if t == T - 1: v = a` / `else: v = b[t + 1]` in the body: each becomes `v = jnp.where(...)`.
     selects: list[cst.If] = field(default_factory=list)
+    # Python lists of arrays that the step reads only as `name[index]` and nothing reads after the
+    # loop (`key, *keys = jax.random.split(key, n)`): the rewrite stacks each before the scan
+    # (`keys = jnp.stack(keys)`), so the scan's traced index can index it.
+    stacked_lists: list[str] = field(default_factory=list)
 
     @property
     def accumulates(self) -> bool:

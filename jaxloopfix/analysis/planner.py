@@ -14,7 +14,7 @@ import libcst as cst
 
 from jaxloopfix.analysis.arrays import ArrayFacts
 from jaxloopfix.analysis.body import body_refusal
-from jaxloopfix.analysis.containers import ContainerEvidence
+from jaxloopfix.analysis.containers import ContainerEvidence, is_key_split
 from jaxloopfix.analysis.cross_module import ModuleSite
 from jaxloopfix.analysis.dataflow import LoopDataflow, appended_list, contains
 from jaxloopfix.analysis.index_use import IndexUseChecker
@@ -265,10 +265,21 @@ class LoopPlanner:
             if use.container:
                 return self._skip(loop, use.container)
             for name in sorted(use.maybe_arrays):
-                listed = _python_list_binding(self.traced.node, name)
+                listed = _python_list_binding(self.traced.node, name, self.parsed)
                 if listed is not None:
+                    how, uniform = listed
+                    if name not in live and _only_indexed_by(self.parsed, body, name, iteration.index):
+                        # Stacked before the scan; the index then reads the same item as an array.
+                        plan.stacked_lists.append(name)
+                        if not uniform:
+                            plan.unsafe_reasons.append(
+                                f"`{name}` is a Python list ({how}); the fix stacks it before the scan "
+                                f"(`{name} = jnp.stack({name})`), which assumes its items are arrays of one "
+                                "shape and dtype"
+                            )
+                        continue
                     refusal = refusal or (
-                        f"`{name}` is a Python list ({listed}): the scan's traced index cannot index it; "
+                        f"`{name}` is a Python list ({how}): the scan's traced index cannot index it; "
                         f"`jnp.stack({name})` before the loop makes it an array"
                     )
                 reason = _maybe_array_reason(name)
@@ -1130,10 +1141,29 @@ def _stateful_module_classes(parsed: ParsedModule) -> set[str]:
     return names
 
 
-def _python_list_binding(func: cst.FunctionDef, name: str) -> str | None:
+def _only_indexed_by(parsed: ParsedModule, body: list[cst.BaseStatement], name: str, index: str | None) -> bool:
+    """Whether the loop body reads `name` only as `name[index]` and never rebinds it."""
+    if index is None or name in assigned_names(body):
+        return False
+    for statement in body:
+        for node in [statement, *descendants(statement)]:
+            if not (isinstance(node, cst.Name) and node.value == name):
+                continue
+            parent = parsed.parent(node)
+            if not (isinstance(parent, cst.Subscript) and parent.value is node and len(parent.slice) == 1):
+                return False  # a bare read (passed on, iterated, `len()`) needs the list itself
+            part = parent.slice[0].slice
+            if not (isinstance(part, cst.Index) and isinstance(part.value, cst.Name) and part.value.value == index):
+                return False
+    return True
+
+
+def _python_list_binding(func: cst.FunctionDef, name: str, parsed: ParsedModule | None = None) -> tuple[str, bool] | None:
     """How `name` is bound to a Python list in `func`, when every binding of it is one: a starred
-    unpacking target (`key, *keys = jax.random.split(key, n)`), a list display or comprehension."""
+    unpacking target (`key, *keys = jax.random.split(key, n)`), a list display or comprehension;
+    and whether its items are proven arrays of one shape and dtype (the rows of a `jax.random.split`)."""
     found: list[str | None] = []
+    uniform: list[bool] = []
 
     class Walk(cst.CSTVisitor):
         def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
@@ -1152,6 +1182,7 @@ def _python_list_binding(func: cst.FunctionDef, name: str) -> str | None:
                         if isinstance(element, cst.StarredElement) and isinstance(element.value, cst.Name):
                             if element.value.value == name:
                                 found.append(f"the starred target `*{name}`")
+                                uniform.append(parsed is not None and is_key_split(node.value, parsed))
                         elif name in stored_names(element.value):
                             found.append(None)
 
@@ -1168,7 +1199,10 @@ def _python_list_binding(func: cst.FunctionDef, name: str) -> str | None:
                 found.append(None)
 
     func.body.visit(Walk())
-    return found[0] if found and all(f is not None for f in found) else None
+    if not found or any(f is None for f in found):
+        return None
+    return found[0], len(uniform) == len(found) and all(uniform)
+
 
 
 def _index_select(

@@ -285,7 +285,12 @@ class ScanRenderer:
         finishers = {id(a.finisher): self.finisher_replacement(a) for a in plan.accumulators if a.finisher is not None}
         inits = {id(a.init) for a in plan.accumulators if not a.initial} | removed_after(plan, finishers)
         as_lists = [self.statement(self.as_list(a)) for a in plan.accumulators if a.kept_as_list]
-        transformer = _ModuleRewrite(loop, [step_def, scan_statement, *as_lists], inits, finishers)
+        # Lists the step indexes become arrays first; they take the loop's leading comments.
+        stacks = [self.statement(f"{name} = {self.imports.jnp()}.stack({name})\n") for name in plan.stacked_lists]
+        if stacks:
+            stacks[0] = stacks[0].with_changes(leading_lines=step_def.leading_lines)
+            step_def = step_def.with_changes(leading_lines=())
+        transformer = _ModuleRewrite(loop, [*stacks, step_def, scan_statement, *as_lists], inits, finishers)
         module = self.module.visit(transformer)
         return self.imports.apply(module)
 

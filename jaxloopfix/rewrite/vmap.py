@@ -24,7 +24,7 @@ from jaxloopfix.rewrite.scan import ScanRenderer, _ModuleRewrite, _ReplaceReads,
 
 def is_map_only(plan: LoopPlan) -> bool:
     """Whether the plan is a map: outputs only, nothing carried, something to map over."""
-    if plan.carries or not plan.accumulators or plan.selects:
+    if plan.carries or not plan.accumulators or plan.selects or plan.stacked_lists:
         return False
     if any(a.value is None or a.finisher is None or a.prepend or a.initial for a in plan.accumulators):
         return False

@@ -75,5 +75,7 @@ def run_target(target: Target, options: VerifyOptions) -> dict[str, Any]:
         result = None
     if not isinstance(result, dict) or "status" not in result:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
-        return _error(f"the verify worker failed (exit {proc.returncode}): " + " | ".join(tail))
+        result = _error(f"the verify worker failed (exit {proc.returncode}): " + " | ".join(tail))
+    if target.nested:
+        result["run_through"] = target.runs
     return result

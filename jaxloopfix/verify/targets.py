@@ -35,10 +35,18 @@ class Target:
     method_kind: str | None = None  # "method", "staticmethod" or "classmethod" for methods
     reads_self: bool = False  # whether a method's body uses `self`/`cls` (then an instance must be given)
     loops: list[tuple[int, int]] = field(default_factory=list)  # (first, last) line of each fixed loop
+    # The function with the fixed loops when it is nested in `function` (a loss defined inside a
+    # jitted train step): it cannot be called on its own, so verify runs the function defining it.
+    nested: str | None = None
+
+    @property
+    def runs(self) -> str:
+        """The function verify calls: `name` or `Class.name`."""
+        return f"{self.owner}.{self.function}" if self.owner else self.function
 
     @property
     def qualified(self) -> str:
-        return f"{self.owner}.{self.function}" if self.owner else self.function
+        return f"{self.runs}.{self.nested}" if self.nested else self.runs
 
     @property
     def label(self) -> str:
@@ -111,6 +119,22 @@ def _locate(text: str, function: str, line: int | None, owner: str | None = None
     return None
 
 
+def _enclosing(text: str, line: int) -> Located | None:
+    """The module-level function or method of a module-level class whose body holds `line`."""
+    wrapper = cst.MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)
+    positions = wrapper.resolve(cst.metadata.PositionProvider)
+    for statement in wrapper.module.body:
+        members = [statement]
+        if isinstance(statement, cst.ClassDef) and isinstance(statement.body, cst.IndentedBlock):
+            members = [s for s in statement.body.body if isinstance(s, cst.FunctionDef)]
+        for member in members:
+            span = positions[member]
+            if isinstance(member, cst.FunctionDef) and span.start.line <= line <= span.end.line:
+                owner = statement.name.value if isinstance(statement, cst.ClassDef) else None
+                return Located(owner, member)
+    return None
+
+
 def _function_source(text: str, function: str, owner: str | None = None) -> str | None:
     """The source of `def function` (with decorators) at module level or in class `owner`, dedented to column 0."""
     module = cst.parse_module(text)
@@ -163,25 +187,31 @@ def collect_targets(
     targets: list[Target] = []
     for (owner, name), found in groups.items():
         target = Target(path, module_name, sys_path, name, found, owner=owner)
-        qualified = f"{owner}.{name}" if owner else name
+        located = _locate(text, name, found[0].location.row, owner) if found else None
+        if found and located is None:
+            located = _enclosing(text, found[0].location.row)
+            if located is None:
+                target.skip_reason = (
+                    f"`{name}` is defined inside a class body or nested in a function of a nested class; "
+                    "verify runs module-level functions and methods of module-level classes"
+                )
+                targets.append(target)
+                continue
+            target.nested, target.function, target.owner = name, located.node.name.value, located.owner
+        qualified = target.runs
         examples = dict(settings.examples)
-        target.factory = factory or examples.get(f"{module_name}:{qualified}") or examples.get(f"{module_name}:{name}")
+        target.factory = (
+            factory or examples.get(f"{module_name}:{qualified}") or examples.get(f"{module_name}:{target.function}")
+        )
         if not found:
             target.skip_reason = f"no fixable loop in `{qualified}`"
             targets.append(target)
             continue
-        located = _locate(text, name, found[0].location.row, owner)
-        if located is None:
-            target.skip_reason = (
-                f"`{name}` is nested in another function; only module-level functions and methods of "
-                "module-level classes can be verified"
-            )
-            targets.append(target)
-            continue
+        assert located is not None
         target.method_kind = located.method_kind
         target.reads_self = target.method_kind in ("method", "classmethod") and _reads_self(located.node)
         target.loops = [(d.location.row, d.end_location.row) for d in found]
-        node = next((n for n in traced if n.name.value == name and _same_def(n, located.node)), None)
+        node = next((n for n in traced if _same_def(n, located.node)), None)
         if node is not None:
             target.signature = parameter_specs(context.parsed, traced[node])
         for unroll in unrolls:
@@ -189,7 +219,7 @@ def collect_targets(
             new_text, _, _ = apply_fixes(
                 text, filename, tuned, unsafe=unsafe, accept=lambda d, n=name: d.extra.get("function") == n
             )
-            source = _function_source(new_text, name, owner)
+            source = _function_source(new_text, target.function, target.owner)
             if source is None:
                 target.skip_reason = f"the rewrite of `{qualified}` could not be found in the fixed text"
                 break
