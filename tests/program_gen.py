@@ -8,7 +8,8 @@ finished by `jnp.stack`/`jnp.array` (with axis, or reversed; returned directly o
 list's name, `acc = jnp.stack(acc)`) or used as a list (returned, indexed, summed), `.at[t].set`
 buffers, axis 0 or 1, forward/offset/strided/reversed/descending ranges,
 direct iteration, `enumerate`, `zip` (strict or not), index arithmetic
-(`xs[t - 1]`) and the index used as a value. `refused_programs()` writes
+(`xs[t - 1]`), the index used as a value and Python lists of rows read by the index
+(`rows[t]`, stacked before the scan). `refused_programs()` writes
 programs that must never get a fix: `break` (also in an inner loop's `else:`),
 side effects of every kind (module helpers mutating globals, attribute chains,
 aliases, host RNG, `next()`, properties, in-place NumPy), functions defined
@@ -92,6 +93,15 @@ def loop_programs(draw: st.DrawFn) -> Program:
         body.extend([f"if {edge}:", f"    edge = {other}", "else:", "    edge = x_t * 0.5"])
         values.append("edge")
 
+    listed: list[str] = []
+    if binds_t and header not in ("enumerate_start",) and draw(st.integers(0, 3)) == 0:
+        # A Python list of per-step rows read by the index (`rows[t]`): stacked before the scan.
+        listed.append(draw(st.sampled_from([
+            f"rows = [jnp.cos({_read(axis, 'xs', 'i')}) for i in range({length})]",
+            f"*rows, = jnp.unstack(jnp.cos(xs), axis={axis})",
+        ])))
+        values.append("rows[t]")
+
     carries = [f"c{i}" for i in range(draw(st.integers(1, 3)))]
     # `jaxtyping` evidence (drawn below, decided here) annotates shapes; with carries made in the
     # default float dtype their fixes are proven safe, so the gate runs safe fixes too.
@@ -102,7 +112,7 @@ def loop_programs(draw: st.DrawFn) -> Program:
         inits = ["jnp.zeros(w.shape[0])", "jnp.ones(w.shape[1])", "(w[{i}] * 0.5).astype(float)", "jnp.tanh(w[{i}]).astype(float)"]
     else:
         inits = ["jnp.zeros(w.shape[0])", "jnp.ones_like(w[0])", "w[{i}] * 0.5", "jnp.tanh(w[{i}])"]
-    setup = [f"{c} = {draw(st.sampled_from(inits)).format(i=i)}" for i, c in enumerate(carries)]
+    setup = listed + [f"{c} = {draw(st.sampled_from(inits)).format(i=i)}" for i, c in enumerate(carries)]
 
     def term() -> str:
         pool = carries + values

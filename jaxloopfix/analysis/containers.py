@@ -245,9 +245,10 @@ class ContainerEvidence:
             return f"`{name}` is used as a Python container (`.append`, `.items()`, string keys)"
         return self._unpacked(name)
 
-    def _split_keys(self, name: str) -> bool:
-        """Whether `name` is bound only as the starred target of a `jax.random.split(...)`
-        (`key, *keys = jax.random.split(key, n)`): a Python list whose items are PRNG keys."""
+    def _array_rows(self, name: str) -> bool:
+        """Whether `name` is bound only to a Python list whose items are arrays: the starred target of
+        a call in `ARRAY_ROWS` (`key, *keys = jax.random.split(key, n)`), or a list display or
+        comprehension of proven arrays."""
         bound = False
         for node in descendants(self.func.body):
             if isinstance(node, cst.Assign):
@@ -257,13 +258,23 @@ class ContainerEvidence:
                         isinstance(e, cst.StarredElement) and isinstance(e.value, cst.Name) and e.value.value == name
                         for e in t.elements
                     )
-                    if starred and is_key_split(node.value, self.parsed):
+                    if starred and array_rows_call(node.value, self.parsed) is not None:
+                        bound = True
+                    elif isinstance(t, cst.Name) and t.value == name and self._array_items(node.value):
                         bound = True
                     elif name in stored_names(t):
                         return False
             elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For)) and name in stored_names(node.target):
                 return False
         return bound
+
+    def _array_items(self, value: cst.BaseExpression) -> bool:
+        """A list display or comprehension whose items are proven arrays (`[jnp.cos(r) for r in xs]`)."""
+        if isinstance(value, cst.ListComp):
+            return self.facts.is_array(value.elt)
+        if isinstance(value, cst.List) and value.elements:
+            return all(isinstance(e, cst.Element) and self.facts.is_array(e.value) for e in value.elements)
+        return False
 
     def _starred(self, name: str) -> str | None:
         """`def f(*masks)` binds a tuple; `first, *rest = items` binds a list."""
@@ -545,7 +556,9 @@ class ContainerEvidence:
             if isinstance(parent, cst.Call) and parent.func is node:
                 # A different function or module per step: never one scan step.
                 return f"the index selects `{code}`, which is called (a list of layers or functions)"
-            if self.facts.is_array(node.value):
+            if self.facts.is_array(node.value) or (
+                isinstance(node.value, cst.Attribute) and node.value.attr.value == "at" and self.facts.is_array(node.value.value)
+            ):
                 array_read = True  # strong evidence of array work wins over the weaker kinds below
             if found is not None:
                 continue
@@ -560,8 +573,8 @@ class ContainerEvidence:
                 found = f"the index selects `{code}`, which is unpacked into several names (a list of tuples such as layer parameters)"
             elif isinstance(parent, cst.Attribute) and parent.value is node and not _array_attribute(parent.attr.value):
                 found = f"the index selects `{code}`, whose attribute `.{parent.attr.value}` is read (a list of objects)"
-            elif isinstance(node.value, cst.Name) and self._split_keys(node.value.value):
-                array_read = True  # `key, *keys = jax.random.split(key, n)`: a list of keys, one per step
+            elif isinstance(node.value, cst.Name) and self._array_rows(node.value.value):
+                array_read = True  # `key, *keys = jax.random.split(key, n)`: a list of arrays, one per step
             elif isinstance(node.value, cst.Name) and self.name(node.value.value):
                 found = f"the index selects items of `{node.value.value}`: {self.name(node.value.value)}"
         if found is not None and (trip_kind == "shape" or array_read):
@@ -921,8 +934,23 @@ def _own_descendants(node: cst.CSTNode) -> list[cst.CSTNode]:
 __all__ = ["ContainerEvidence", "stored_names"]
 
 
-def is_key_split(value: cst.BaseExpression, parsed: ParsedModule) -> bool:
-    """`jax.random.split(key, n)` (however imported): its rows are PRNG keys of one shape and dtype."""
+
+# Calls whose result, unpacked into a starred target, is a list of arrays: `key, *keys =
+# jax.random.split(key, n)`, `first, *chunks = jnp.split(x, k)`. The value is whether every item
+# is proven to share one shape and dtype (the rows of one array).
+ARRAY_ROWS = {
+    "jax.random.split": True,
+    "jax._src.random.split": True,
+    "jax.numpy.unstack": True,
+    "jax.numpy.split": False,
+    "jax.numpy.array_split": False,
+    "jax.numpy.vsplit": False,
+    "jax.numpy.hsplit": False,
+}
+
+
+def array_rows_call(value: cst.BaseExpression, parsed: ParsedModule) -> bool | None:
+    """For a call in `ARRAY_ROWS`, whether its items share one shape and dtype; None for any other value."""
     if not isinstance(value, cst.Call) or not isinstance(value.func, (cst.Name, cst.Attribute)):
-        return False
-    return parsed.qualified_name(value.func) in ("jax.random.split", "jax._src.random.split")
+        return None
+    return ARRAY_ROWS.get(parsed.qualified_name(value.func) or "")

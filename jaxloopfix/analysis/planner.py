@@ -14,7 +14,7 @@ import libcst as cst
 
 from jaxloopfix.analysis.arrays import ArrayFacts
 from jaxloopfix.analysis.body import body_refusal
-from jaxloopfix.analysis.containers import ContainerEvidence, is_key_split
+from jaxloopfix.analysis.containers import ContainerEvidence, array_rows_call
 from jaxloopfix.analysis.cross_module import ModuleSite
 from jaxloopfix.analysis.dataflow import LoopDataflow, appended_list, contains
 from jaxloopfix.analysis.index_use import IndexUseChecker
@@ -1161,7 +1161,8 @@ def _only_indexed_by(parsed: ParsedModule, body: list[cst.BaseStatement], name: 
 def _python_list_binding(func: cst.FunctionDef, name: str, parsed: ParsedModule | None = None) -> tuple[str, bool] | None:
     """How `name` is bound to a Python list in `func`, when every binding of it is one: a starred
     unpacking target (`key, *keys = jax.random.split(key, n)`), a list display or comprehension;
-    and whether its items are proven arrays of one shape and dtype (the rows of a `jax.random.split`)."""
+    and whether its items are proven arrays of one shape and dtype (the rows of a `jax.random.split`,
+    see `ARRAY_ROWS`)."""
     found: list[str | None] = []
     uniform: list[bool] = []
 
@@ -1182,7 +1183,7 @@ def _python_list_binding(func: cst.FunctionDef, name: str, parsed: ParsedModule 
                         if isinstance(element, cst.StarredElement) and isinstance(element.value, cst.Name):
                             if element.value.value == name:
                                 found.append(f"the starred target `*{name}`")
-                                uniform.append(parsed is not None and is_key_split(node.value, parsed))
+                                uniform.append(parsed is not None and bool(array_rows_call(node.value, parsed)))
                         elif name in stored_names(element.value):
                             found.append(None)
 
