@@ -248,21 +248,55 @@ def test_gradients_cover_float_leaves_of_a_state_that_also_holds_a_key(tmp_path,
     assert case["gradients"] is not None and case["gradients_skipped"] is None
 
 
-def test_a_notebook_is_unverified_with_the_reason(tmp_path, monkeypatch):
+def test_a_notebook_is_verified_from_its_imports_and_definitions(tmp_path, monkeypatch):
     import json
 
     from click.testing import CliRunner
 
     from jaxloopfix.cli import main
 
-    cell = "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef run(xs):\n    outs = []\n    for t in range(xs.shape[0]):\n        outs.append(jnp.sin(xs[t]))\n    return jnp.stack(outs)\n"
-    notebook = {"cells": [{"cell_type": "code", "metadata": {}, "source": cell, "outputs": [], "execution_count": None}],
-                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    cells = [
+        "%matplotlib inline\nimport jax\nimport jax.numpy as jnp\nSCALE = 0.5\n",
+        # A cell a notebook runs for its side effects: loading data that is not here must not run.
+        "data = jnp.load('missing-training-data.npy')\nprint(data.shape)\n",
+        "@jax.jit\ndef run(xs):\n    outs = []\n    for t in range(xs.shape[0]):\n        outs.append(jnp.sin(xs[t]) * SCALE)\n    return jnp.stack(outs)\n",
+        "run(data)\n",
+    ]
+    notebook = {
+        "cells": [{"cell_type": "code", "metadata": {}, "source": c, "outputs": [], "execution_count": None} for c in cells],
+        "metadata": {}, "nbformat": 4, "nbformat_minor": 5,
+    }
+    (tmp_path / "rnn study.ipynb").write_text(json.dumps(notebook))
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["verify", "--output-format", "json", "rnn study.ipynb::run"])
+    (report,) = json.loads(result.stdout)
+    assert report["status"] == "equivalent", report["message"]
+    assert "imports, definitions and constants ran" in report["notebook"]
+    assert report["function"] == "run" and report["filename"] == "rnn study.ipynb"
+    # Nothing is left behind: the module verify imported lived in a temporary directory.
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith(".")) == ["rnn study.ipynb"]
+
+
+def test_a_notebook_function_that_needs_a_skipped_statement_says_so(tmp_path, monkeypatch):
+    import json
+
+    from click.testing import CliRunner
+
+    from jaxloopfix.cli import main
+
+    cells = [
+        "import jax\nimport jax.numpy as jnp\nw = jnp.eye(3) * 0.5\n",  # a call: not a plain constant, not run
+        "@jax.jit\ndef run(xs):\n    h = jnp.zeros(3)\n    for t in range(xs.shape[0]):\n        h = jnp.tanh(w @ h + xs[t])\n    return h\n",
+    ]
+    notebook = {
+        "cells": [{"cell_type": "code", "metadata": {}, "source": c, "outputs": [], "execution_count": None} for c in cells],
+        "metadata": {}, "nbformat": 4, "nbformat_minor": 5,
+    }
     (tmp_path / "nb.ipynb").write_text(json.dumps(notebook))
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(main, ["verify", "--output-format", "json", "nb.ipynb::run"])
     (report,) = json.loads(result.stdout)
-    assert report["status"] == "unverified" and "verify does not run notebooks" in report["message"]
+    assert report["status"] == "error" and "NameError" in report["message"] and "'w'" in report["message"]
 
 
 NESTED_LOSS = """

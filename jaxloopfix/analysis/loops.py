@@ -34,6 +34,8 @@ class Iteration:
     trip: TripCount = field(default_factory=lambda: TripCount("unknown"))
     # (element name, array expression) for array/zip/enumerate loops.
     elements: list[tuple[str, cst.BaseExpression]] = field(default_factory=list)
+    # `for x in reversed(xs)`: the one element steps over `xs` from its last row to its first.
+    reversed_elements: bool = False
     unsafe_reasons: list[str] = field(default_factory=list)
     refusal: str | None = None
 
@@ -189,9 +191,17 @@ class IterationAnalyzer:
             if name == "builtins.enumerate":
                 return self._enumerate(loop, it, code)
         if isinstance(loop.target, cst.Name):
-            iteration = Iteration("array", code, elements=[(loop.target.value, it)])
-            if not self._array(it):
-                iteration.unsafe_reasons.append(maybe_array_reason(self.parsed.code(it)))
+            backwards = (
+                isinstance(it, cst.Call)
+                and self.qname(it.func) == "builtins.reversed"
+                and len(it.args) == 1
+                and it.args[0].keyword is None
+                and not it.args[0].star
+            )
+            source = it.args[0].value if backwards else it  # type: ignore[union-attr]
+            iteration = Iteration("array", code, elements=[(loop.target.value, source)], reversed_elements=backwards)
+            if not self._array(source):
+                iteration.unsafe_reasons.append(maybe_array_reason(self.parsed.code(source)))
             return iteration
         return None
 

@@ -39,6 +39,8 @@ class Sequence:
     stop_is_length: bool = False
     # False when the array is only probably an array (an unannotated traced argument).
     proven: bool = True
+    # `for x in reversed(xs)`: the step reads the rows of `xs` last to first (`xs[::-1]`).
+    reversed: bool = False
 
 
 @dataclass

@@ -32,6 +32,8 @@ def write_verify_full(results: list[tuple[str, dict[str, Any]]], out: TextIO) ->
         if status == "equivalent":
             line += f"; max |diff| {result.get('max_abs', 0):.3g}, max rel {result.get('max_rel', 0):.3g}"
         out.write(line + "\n")
+        if result.get("notebook"):
+            out.write(f"  {result['notebook']}\n")
         if result.get("run_through"):
             out.write(f"  run through `{result['run_through']}`, the function that defines it\n")
         if status != "equivalent" and result.get("message"):

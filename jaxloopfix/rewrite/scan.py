@@ -122,6 +122,8 @@ class ScanRenderer:
             expr = f"{self.imports.jnp()}.moveaxis({expr}, {sequence.axis}, 0)"
         if not sequence.whole and self.plan.bounds is not None:
             expr = f"{_atom(expr)}[{self.slice_text(sequence)}]"
+        if sequence.reversed:
+            expr = f"{_atom(expr)}[::-1]"
         return expr
 
     def slice_text(self, sequence: Sequence) -> str:

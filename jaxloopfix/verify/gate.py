@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -9,8 +10,9 @@ from typing import Any
 
 from jaxloopfix.config import Settings
 from jaxloopfix.diagnostics import Diagnostic, FileError
+from jaxloopfix.verify.notebook_module import NOTE, write_module
 from jaxloopfix.verify.runner import VerifyOptions, run_target
-from jaxloopfix.verify.targets import Target, collect_targets
+from jaxloopfix.verify.targets import collect_targets
 
 
 @dataclass
@@ -33,18 +35,27 @@ def verify_file(
     progress: Callable[[str], None] | None = None,
 ) -> list[tuple[str, dict[str, Any]]]:
     """(`name` or `Class.name`, worker result) for every function with fixable loops in `path`."""
+    notebook_dir: Path | None = None
     if path.suffix == ".ipynb":
-        skipped = Target(path, path.stem, [], function or path.name, [], skip_reason=(
-            "verify does not run notebooks: their cells cannot be imported as a module without running "
-            "them all; move the function into a module to verify it"
-        ))
-        return [(skipped.qualified, run_target(skipped, options))]
+        # Verified as a module of the notebook's imports and definitions (see `notebook_module`);
+        # the analysis and the fix read the joined cells, as `check` does.
+        notebook_dir = path.resolve().parent
+        path, text = write_module(path, text)
     unrolls = (1, 2, 4, 8, 16) if options.tune_unroll else (1,)
     out = []
-    for target in collect_targets(path, text, settings, function=function, unsafe=unsafe, unrolls=unrolls, factory=factory):
-        if progress is not None:
-            progress(target.label)
-        out.append((target.qualified, run_target(target, options)))
+    try:
+        for target in collect_targets(path, text, settings, function=function, unsafe=unsafe, unrolls=unrolls, factory=factory):
+            if notebook_dir is not None and str(notebook_dir) not in target.sys_path:
+                target.sys_path.append(str(notebook_dir))  # modules beside the notebook (`from utils import ...`)
+            if progress is not None:
+                progress(target.label)
+            result = run_target(target, options)
+            if notebook_dir is not None:
+                result["notebook"] = NOTE
+            out.append((target.qualified, result))
+    finally:
+        if notebook_dir is not None:
+            shutil.rmtree(path.parent, ignore_errors=True)
     return out
 
 

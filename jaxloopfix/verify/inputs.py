@@ -40,6 +40,10 @@ class Case:
     static_argnums: tuple[int, ...] = ()
 
 
+class NoInputs(Exception):
+    """No synthesized candidate runs, for a reason that lies outside the inputs (a missing global)."""
+
+
 class InputError(Exception):
     """User code failed while producing inputs (the factory raised or returned something unusable)."""
 
@@ -239,12 +243,17 @@ def eval_shape_ok(fn: Callable, args: tuple, kwargs: dict) -> str | None:
     return None
 
 
-def _fits(fn: Callable, params: list[Param], templates: list[Template], lengths: list[int]) -> bool:
+def _fits(
+    fn: Callable, params: list[Param], templates: list[Template], lengths: list[int], errors: list[str] | None = None
+) -> bool:
     args, kwargs = _call_templates(params, templates)
     for length in lengths:
         a = tuple(_abstract(t, length) for t in args)
         k = {n: _abstract(t, length) for n, t in kwargs.items()}
-        if eval_shape_ok(fn, a, k) is not None:
+        error = eval_shape_ok(fn, a, k)
+        if error is not None:
+            if errors is not None:
+                errors.append(error)
             return False
     return True
 
@@ -456,7 +465,8 @@ def _with_sum(sizes: list[int], total: int) -> Iterator[tuple[int, ...]]:
 
 
 def synthesize(
-    fn: Callable, params: list[Param], lengths: list[int], x64: bool, prefer: Callable | None = None
+    fn: Callable, params: list[Param], lengths: list[int], x64: bool, prefer: Callable | None = None,
+    errors: list[str] | None = None,
 ) -> list[Case] | None:
     """The first candidate (at most MAX_CANDIDATES tried) that the original traces with.
 
@@ -470,7 +480,7 @@ def synthesize(
     fallback = None
     for combo in ranked_product([len(o) for o in options], MAX_CANDIDATES):
         templates = [opts[i] for opts, i in zip(options, combo)]
-        if not _fits(fn, required, templates, lengths):
+        if not _fits(fn, required, templates, lengths, errors):
             continue
         if prefer is None or _fits(prefer, required, templates, lengths):
             return _cases(required, templates, lengths)
@@ -520,5 +530,9 @@ def build_cases(
         cases = None
     if cases:
         return "annotations", cases
-    cases = synthesize(fn, params, lengths, x64, prefer)
+    errors: list[str] = []
+    cases = synthesize(fn, params, lengths, x64, prefer, errors)
+    if not cases and errors and all(e == errors[0] for e in errors) and errors[0].startswith("NameError"):
+        # Every candidate stops at the same missing name: the inputs are not what is wrong.
+        raise NoInputs(f"the original raises {errors[0]} before it reads its inputs")
     return ("synthesized", cases) if cases else (None, [])

@@ -571,7 +571,7 @@ def user_files(job: dict) -> UserFiles:
 
 def verify(job: dict) -> dict:
     """Every step of one verification; a failure in user code ends it with status "error" naming the step."""
-    from jaxloopfix.verify.inputs import InputError, build_cases
+    from jaxloopfix.verify.inputs import InputError, NoInputs, build_cases
 
     user = user_files(job)
     for entry in reversed(job.get("sys_path") or []):
@@ -607,6 +607,8 @@ def verify(job: dict) -> dict:
         source, cases = build({})
     except InputError as exc:
         return empty_result("error", f"{exc}: {describe(exc, user)}" if exc.__cause__ else str(exc), "factory")
+    except NoInputs as exc:
+        return empty_result("error", str(exc))
     if not cases:
         return empty_result(
             "unverified",
