@@ -9,6 +9,7 @@ to stderr at the file-descriptor level so the result stays parseable.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import inspect
@@ -667,7 +668,11 @@ def run_job(job: dict) -> dict:
 
     if job.get("x64"):
         jax.config.update("jax_enable_x64", True)
-    with jax.default_matmul_precision("highest"):
+    with contextlib.ExitStack() as stack:
+        try:
+            stack.enter_context(jax.default_matmul_precision("highest"))
+        except ValueError:  # JAX before 0.4.24 names it by its dtype only
+            stack.enter_context(jax.default_matmul_precision("float32"))
         return verify(job)
 
 
