@@ -853,3 +853,20 @@ def test_per_step_keys_from_a_split_are_stacked_without_an_assumption():
     (diagnostic,) = lint_text(source, "case.py", Settings())
     assert diagnostic.fix is not None
     assert "jnp.stack" not in (diagnostic.fix.message or "")  # rows of one split: nothing assumed
+
+
+def test_an_at_get_read_names_the_array_in_its_assumption():
+    source = HEADER + textwrap.dedent(
+        """
+        @jax.jit
+        def f(batch, values):
+            g = values[-1]
+            for t in reversed(range(values.shape[0] - 1)):
+                g = batch.reward.at[t].get() + 0.9 * g
+            return g
+        """
+    )
+    (diagnostic,) = lint_text(source, "case.py", Settings())
+    assert diagnostic.fix is not None
+    assert "cannot prove `batch.reward` is an array" in diagnostic.fix.message
+    assert "`batch.reward.at`" not in diagnostic.fix.message

@@ -148,6 +148,8 @@ class IndexUseChecker:
                         return
                     # Not proven an array. Positive container evidence (`self.layers[i](x)`, a local
                     # list) was looked for before planning; without it this is a possible array.
+                    if isinstance(value, cst.Attribute) and value.attr.value == "at":
+                        value = value.value  # `x.at[t].get()`: the array in question is `x`
                     result.maybe_arrays.add(self.parsed.code(value))
                     return
                 result.refusal = f"the loop index `{code}` is used as a Python value"
