@@ -246,9 +246,9 @@ class ContainerEvidence:
         return self._unpacked(name)
 
     def _array_rows(self, name: str) -> bool:
-        """Whether `name` is bound only to a Python list whose items are arrays: the starred target of
-        a call in `ARRAY_ROWS` (`key, *keys = jax.random.split(key, n)`), or a list display or
-        comprehension of proven arrays."""
+        """Whether `name` is bound only to a Python list whose items are arrays, one per row: the
+        starred target of a call in `ARRAY_ROWS` (`key, *keys = jax.random.split(key, n)`), or a
+        comprehension over an array's rows (`_array_items`)."""
         bound = False
         for node in descendants(self.func.body):
             if isinstance(node, cst.Assign):
@@ -269,12 +269,28 @@ class ContainerEvidence:
         return bound
 
     def _array_items(self, value: cst.BaseExpression) -> bool:
-        """A list display or comprehension whose items are proven arrays (`[jnp.cos(r) for r in xs]`)."""
-        if isinstance(value, cst.ListComp):
-            return self.facts.is_array(value.elt)
-        if isinstance(value, cst.List) and value.elements:
-            return all(isinstance(e, cst.Element) and self.facts.is_array(e.value) for e in value.elements)
-        return False
+        """A comprehension of arrays over the rows of an array (`[jnp.cos(r) for r in xs]`,
+        `[f(xs[i]) for i in range(len(xs))]`): one item per step of a time axis. A list display, or
+        a comprehension over a Python list (`[f(h) for h in hidden_dims]`, one item per layer),
+        is not this evidence."""
+        if not isinstance(value, cst.ListComp) or not self.facts.is_array(value.elt):
+            return False
+        source = value.for_in.iter
+        if self.facts.is_array(source):
+            return True
+        if not (isinstance(source, cst.Call) and isinstance(source.func, cst.Name) and source.func.value == "range"):
+            return False
+        if len(source.args) != 1:
+            return False
+        count = source.args[0].value
+        if isinstance(count, cst.Call) and isinstance(count.func, cst.Name) and count.func.value == "len" and count.args:
+            return self.facts.is_array(count.args[0].value)
+        return (
+            isinstance(count, cst.Subscript)
+            and isinstance(count.value, cst.Attribute)
+            and count.value.attr.value == "shape"
+            and self.facts.is_array(count.value.value)
+        )
 
     def _starred(self, name: str) -> str | None:
         """`def f(*masks)` binds a tuple; `first, *rest = items` binds a list."""
