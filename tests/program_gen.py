@@ -7,7 +7,7 @@ only assigns (`if t == 0: edge = ... else: edge = ...`), 0-3 accumulators
 finished by `jnp.stack`/`jnp.array` (with axis, or reversed; returned directly or rebinding the
 list's name, `acc = jnp.stack(acc)`) or used as a list (returned, indexed, summed), `.at[t].set`
 buffers, axis 0 or 1, forward/offset/strided/reversed/descending ranges,
-direct iteration (also `reversed(xs)`), `enumerate`, `zip` (strict or not), index arithmetic
+direct iteration (also `reversed(xs)`, alone or in `zip`/`enumerate`), `enumerate`, `zip` (strict or not), index arithmetic
 (`xs[t - 1]`), the index used as a value and Python lists of rows read by the index
 (`rows[t]`, stacked before the scan). `refused_programs()` writes
 programs that must never get a fix: `break` (also in an inner loop's `else:`),
@@ -40,6 +40,8 @@ HEADERS: dict[str, tuple[str, bool, bool, bool, bool]] = {
     "descending": ("for t in range({T} - 1, -1, -1):", False, True, False, False),
     "iterate": ("for x_t in xs:", True, False, True, False),
     "iterate_reversed": ("for x_t in reversed(xs):", True, False, True, False),
+    "enumerate_reversed": ("for t, x_t in enumerate(reversed(xs)):", True, True, True, False),
+    "zip_reversed": ("for x_t, y_t in zip(reversed(xs), ys, strict=True):", True, False, True, True),
     "enumerate": ("for t, x_t in enumerate(xs):", True, True, True, False),
     "enumerate_start": ("for t, x_t in enumerate(xs, start=1):", True, True, True, False),
     "zip_strict": ("for x_t, y_t in zip(xs, ys, strict=True):", True, False, True, True),

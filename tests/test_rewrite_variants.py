@@ -870,3 +870,39 @@ def test_an_at_get_read_names_the_array_in_its_assumption():
     assert diagnostic.fix is not None
     assert "cannot prove `batch.reward` is an array" in diagnostic.fix.message
     assert "`batch.reward.at`" not in diagnostic.fix.message
+
+
+# `reversed(xs)` inside `zip`/`enumerate`: the scan steps over `xs[::-1]`, never the iterator.
+REVERSED_ELEMENTS = {
+    "enumerate": """
+        @jax.jit
+        def f(xs: jax.Array):
+            h = jnp.zeros(xs.shape[1])
+            outs = []
+            for t, x in enumerate(reversed(xs)):
+                h = jnp.tanh(h * 0.5 + x) + t * 0.1
+                outs.append(h)
+            return jnp.stack(outs)
+        """,
+    "zip": """
+        @jax.jit
+        def f(xs: jax.Array):
+            h = jnp.zeros(xs.shape[1])
+            outs = []
+            for x, y in zip(reversed(xs), xs, strict=True):
+                h = jnp.tanh(h * 0.5 + x - 0.5 * y)
+                outs.insert(0, h)
+            return h, jnp.stack(outs)
+        """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(REVERSED_ELEMENTS))
+def test_reversed_elements_scan_the_rows_backwards_and_run_equal(name, tmp_path):
+    source = HEADER + textwrap.dedent(REVERSED_ELEMENTS[name])
+    diagnostics, (fixed, remaining, count) = _run(source)
+    assert len(diagnostics) == 1 and diagnostics[0].fix is not None, [d.no_fix_reason for d in diagnostics]
+    assert "`xs` (last row first)" in diagnostics[0].message
+    assert count == 1 and remaining == [] and "xs[::-1]" in fixed and "reversed(" not in fixed
+    original, rewritten = _load_pair(tmp_path, source, fixed, f"reversed_{name}")
+    _assert_equal_on_jax(original, rewritten)

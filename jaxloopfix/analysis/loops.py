@@ -34,8 +34,9 @@ class Iteration:
     trip: TripCount = field(default_factory=lambda: TripCount("unknown"))
     # (element name, array expression) for array/zip/enumerate loops.
     elements: list[tuple[str, cst.BaseExpression]] = field(default_factory=list)
-    # `for x in reversed(xs)`: the one element steps over `xs` from its last row to its first.
-    reversed_elements: bool = False
+    # Elements stepped over `xs` from its last row to its first (`for x in reversed(xs)`,
+    # `zip(reversed(xs), ys)`, `enumerate(reversed(xs))`).
+    reversed_elements: set[str] = field(default_factory=set)
     unsafe_reasons: list[str] = field(default_factory=list)
     refusal: str | None = None
 
@@ -191,18 +192,26 @@ class IterationAnalyzer:
             if name == "builtins.enumerate":
                 return self._enumerate(loop, it, code)
         if isinstance(loop.target, cst.Name):
-            backwards = (
-                isinstance(it, cst.Call)
-                and self.qname(it.func) == "builtins.reversed"
-                and len(it.args) == 1
-                and it.args[0].keyword is None
-                and not it.args[0].star
-            )
-            source = it.args[0].value if backwards else it  # type: ignore[union-attr]
-            iteration = Iteration("array", code, elements=[(loop.target.value, source)], reversed_elements=backwards)
+            backwards = self._backwards(it)
+            source = backwards if backwards is not None else it
+            iteration = Iteration("array", code, elements=[(loop.target.value, source)])
+            if backwards is not None:
+                iteration.reversed_elements.add(loop.target.value)
             if not self._array(source):
                 iteration.unsafe_reasons.append(maybe_array_reason(self.parsed.code(source)))
             return iteration
+        return None
+
+    def _backwards(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
+        """`xs` for `reversed(xs)`: a scan steps over `xs[::-1]` (never over the iterator itself)."""
+        if (
+            isinstance(expr, cst.Call)
+            and self.qname(expr.func) == "builtins.reversed"
+            and len(expr.args) == 1
+            and expr.args[0].keyword is None
+            and not expr.args[0].star
+        ):
+            return expr.args[0].value
         return None
 
     def unrecognised(self, loop: cst.For) -> Iteration:
@@ -279,7 +288,10 @@ class IterationAnalyzer:
         names = [e.value for e in target.elements]
         if not all(isinstance(n, cst.Name) for n in names):
             return None
+        backwards = [self._backwards(a) for a in arrays]
+        arrays = [b if b is not None else a for a, b in zip(arrays, backwards)]
         iteration = Iteration("zip", code, elements=[(n.value, a) for n, a in zip(names, arrays)])  # type: ignore[union-attr]
+        iteration.reversed_elements = {n.value for n, b in zip(names, backwards) if b is not None}  # type: ignore[union-attr]
         for array in arrays:
             if not self._array(array):
                 iteration.unsafe_reasons.append(maybe_array_reason(self.parsed.code(array)))
@@ -307,18 +319,24 @@ class IterationAnalyzer:
         if start is not None and not isinstance(start, cst.Integer):
             return None
         source = positional[0].value
+        backwards: set[str] = set()
         if isinstance(element, cst.Name):
+            inner_source = self._backwards(source)
+            if inner_source is not None:
+                source = inner_source
+                backwards.add(element.value)
             elements = [(element.value, source)]
             unsafe: list[str] = [] if self._array(source) else [maybe_array_reason(self.parsed.code(source))]
         elif isinstance(source, cst.Call) and self.qname(source.func) == "builtins.zip":
             inner = self._zip(element, source, self.parsed.code(source))  # type: ignore[arg-type]
             if inner is None or inner.kind == "other":
                 return inner
-            elements, unsafe = inner.elements, inner.unsafe_reasons
+            elements, unsafe, backwards = inner.elements, inner.unsafe_reasons, inner.reversed_elements
         else:
             return None
         return Iteration(
-            "enumerate", code, index=index.value, index_start=start, elements=elements, unsafe_reasons=unsafe
+            "enumerate", code, index=index.value, index_start=start, elements=elements, unsafe_reasons=unsafe,
+            reversed_elements=backwards,
         )
 
 

@@ -144,7 +144,7 @@ class LoopPlanner:
                 if concrete:
                     plan.unsafe_reasons.append(concrete)
         for name, array in iteration.elements:
-            plan.sequences.append(Sequence(array=array, axis=0, param=name, whole=True, reversed=iteration.reversed_elements))
+            plan.sequences.append(Sequence(array=array, axis=0, param=name, whole=True, reversed=name in iteration.reversed_elements))
 
         # Accumulators: lists that live outside the loop and get appended to.
         appends: dict[str, list[cst.SimpleStatementLine]] = {}

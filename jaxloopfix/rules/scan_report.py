@@ -30,7 +30,8 @@ def describe(context: FileContext, plan: LoopPlan) -> str:
     scanned: list[str] = []
     for sequence in plan.sequences:
         axis = f" (axis {sequence.axis})" if sequence.axis != 0 else ""
-        scanned.append(f"`{code(sequence.array)}`{axis}")
+        backwards = " (last row first)" if sequence.reversed else ""
+        scanned.append(f"`{code(sequence.array)}`{axis}{backwards}")
     if plan.index_used and plan.index:
         scanned.append(f"the index `{plan.index}`")
     if scanned:
