@@ -3,13 +3,17 @@
     python benchmarks/lint_speed.py [--jobs N] [--markdown] [packages...]
 
 For each installed package (default: jax, flax, optax, equinox; `stdlib` names the
-standard library, a tree of 1,790 files for the warm figure) its source directory is
-checked as one project by the real CLI in a subprocess whose working directory is a fresh
-temporary directory (so the results cache starts empty):
+standard library, a tree of 1,790 files for the warm figure) its source is copied into a
+fresh temporary project (a directory with a `pyproject.toml`, so the results cache starts
+empty and lives there) and checked as one project by the real CLI in a subprocess:
 
 - cold: first `jaxloopfix check` run, cache empty, `--jobs N`;
 - warm: the same command again (every file answered from `.jaxloopfix_cache/`);
-- cold, 1 job, no cache: the whole analysis in one process.
+- cold, 1 job, no cache: the whole analysis in one process;
+- edited file: the package's largest module gets a new function appended, and
+  `jaxloopfix check MODULE` re-checks it alone, with the cache warm (the rest of the
+  project supplies its tracing from the cache). Its baseline is a fresh Python process
+  that imports libcst and parses the edited module (best of three, like the check).
 
 Beside them, on the same files: `libcst.parse_module` of every file (one process), stdlib
 `ast.parse` of every file, and `ruff check --select E9` (if ruff is installed) as a speed
@@ -49,6 +53,22 @@ def python_files(root: Path) -> list[Path]:
     )
 
 
+def largest_module(files: list[Path]) -> Path:
+    return max(files, key=lambda p: p.stat().st_size)
+
+
+def best_of(runs: int, measure) -> float:
+    return min(measure() for _ in range(runs))
+
+
+def parse_process(path: Path) -> float:
+    """A fresh Python process importing libcst and parsing `path`."""
+    code = f"import libcst; libcst.parse_module(open({str(path)!r}, encoding='utf-8').read())"
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code], check=True)
+    return time.perf_counter() - start
+
+
 def run_cli(args: list[str], cwd: Path) -> float:
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "jaxloopfix", *args], cwd=cwd, capture_output=True, text=True)
@@ -86,6 +106,7 @@ def main() -> int:
     ruff = shutil.which("ruff") or str(Path(sys.executable).with_name("ruff"))
     ruff = ruff if Path(ruff).exists() else None
     rows = []
+    edited_rows = []
     for name in args.packages:
         root = source_dir(name)
         if root is None:
@@ -94,10 +115,20 @@ def main() -> int:
         files = python_files(root)
         with tempfile.TemporaryDirectory() as tmp:
             work = Path(tmp)
-            check = ["check", "--exit-zero", "--output-format", "concise", str(root)]
+            (work / "pyproject.toml").write_text("[project]\nname = 'bench'\n", encoding="utf-8")
+            copy = work / name
+            shutil.copytree(root, copy, ignore=shutil.ignore_patterns("__pycache__", "site-packages"), symlinks=True)
+            check = ["check", "--exit-zero", "--output-format", "concise", str(copy)]
             cold = run_cli([*check, "--jobs", str(args.jobs)], work)
             warm = run_cli([*check, "--jobs", str(args.jobs)], work)
+            module = largest_module(python_files(copy))
+            with module.open("a", encoding="utf-8") as handle:
+                handle.write("\n\ndef _edited_by_the_benchmark(values):\n    return [v for v in values]\n")
+            edited = best_of(3, lambda: run_cli(["check", "--exit-zero", "--output-format", "concise", str(module)], work))
+            baseline = best_of(3, lambda: parse_process(module))
             single = run_cli([*check, "--jobs", "1", "--no-cache"], work)
+            lines = len(module.read_text(encoding="utf-8").splitlines())
+            edited_rows.append((name, module.relative_to(work).as_posix(), lines, edited, baseline))
         libcst_s = parse_all(files, libcst.parse_module)
         ast_s = parse_all(files, ast.parse)
         ruff_s = None
@@ -108,7 +139,8 @@ def main() -> int:
             ruff_s = time.perf_counter() - start
         rows.append((name, len(files), cold, warm, single, libcst_s, ast_s, ruff_s))
         print(f"{name}: {len(files)} files, cold {cold:.2f} s, warm {warm:.2f} s, 1 job {single:.2f} s, "
-              f"libcst {libcst_s:.2f} s, ast {ast_s:.2f} s, ruff {ruff_s if ruff_s is None else round(ruff_s, 2)} s",
+              f"libcst {libcst_s:.2f} s, ast {ast_s:.2f} s, ruff {ruff_s if ruff_s is None else round(ruff_s, 2)} s, "
+              f"edited {edited:.2f} s against {baseline:.2f} s",
               file=sys.stderr)
 
     header = ["package", "files", f"cold (-j {args.jobs})", "warm", "cold, 1 job", "libcst parse", "ast parse",
@@ -125,6 +157,11 @@ def main() -> int:
     if rows:
         print(f"| **total** | {n} | {cold:.2f} s | {warm:.2f} s | {single:.2f} s | {lib:.2f} s | {ast_s:.2f} s | "
               f"{ruff_s:.2f} s | {cold / lib:.1f}x | {warm / n * 1000:.2f} s |")
+    print()
+    print("| package | edited module | lines | check MODULE, cache warm | Python + libcst import + parse | ratio |")
+    print("|---|---|---:|---:|---:|---:|")
+    for name, module, lines, edited, baseline in edited_rows:
+        print(f"| {name} | `{module}` | {lines} | {edited:.2f} s | {baseline:.2f} s | {edited / baseline:.2f}x |")
     return 0
 
 

@@ -19,7 +19,7 @@ import ast
 import bisect
 import re
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cache, cached_property
 
 from jaxloopfix.diagnostics import Edit
 from jaxloopfix.rewrite.edits import line_starts, location_of
@@ -244,8 +244,18 @@ def scan(
     names = set(TRANSFORM_NAMES | CALLEE_NAMES | BASE_NAMES | {d.rsplit(".", 1)[-1] for d in extra_decorators})
     names.update(b.rsplit(".", 1)[-1] for b in extra_base_classes)
     imports: list[ast.Import | ast.ImportFrom] = []
+    entry_lasts, entry_heads = _entry_parts()
+    maybe_entries: list[ast.Attribute] = []
+    loaded: set[str] = set()
+    shadows_root = False
     for node in ast.walk(tree):  # one walk: this pass must stay cheap on big files
-        if isinstance(node, ast.Import):
+        if isinstance(node, ast.Name):
+            loaded.add(node.id)
+            shadows_root = shadows_root or (node.id in entry_heads and not isinstance(node.ctx, ast.Load))
+        elif isinstance(node, ast.Attribute):
+            if node.attr in entry_lasts:
+                maybe_entries.append(node)
+        elif isinstance(node, ast.Import):
             imports.append(node)
             imports_tracer = imports_tracer or any(alias.name.split(".", 1)[0] in roots for alias in node.names)  # type: ignore[operator]
         elif isinstance(node, ast.ImportFrom):
@@ -256,8 +266,10 @@ def scan(
                 imports_tracer = imports_tracer or node.module.split(".", 1)[0] in roots  # type: ignore[operator]
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             functions.setdefault(node.name, []).append(node)
+            shadows_root = shadows_root or node.name in entry_heads
         elif isinstance(node, ast.ClassDef):
             classes.setdefault(node.name, []).append(node)
+            shadows_root = shadows_root or node.name in entry_heads
         elif isinstance(node, ast.Call):
             calls.append(node)
     if any(name not in functions for name in seeds):
@@ -273,6 +285,9 @@ def scan(
     exports = bool(exported)
     if not (imports_tracer or exports) or not (functions or project_names or exports):
         return None
+    configured = bool(extra_decorators or extra_base_classes or seeds or exports)
+    if not configured and not shadows_root and not _names_an_entry(imports, maybe_entries, loaded):
+        return None  # nothing here can start a trace: no function is traced, none links elsewhere
     possible, reached = _reach(
         functions, calls, frozenset(names), classes, need_loop=need_loop, seeds=seeds, imported=project_names,
         class_bases=class_bases,
@@ -280,6 +295,74 @@ def scan(
     if reached is not None:
         reached.extend(exported)  # kept, to be passed on to the modules deriving from them
     return Scan(tree, reached) if possible or exports else None
+
+
+@cache
+def _entry_parts() -> tuple[frozenset[str], frozenset[str]]:
+    """Last parts and first parts of the qualified names that start a trace (`traced.ENTRY_NAMES`)."""
+    from jaxloopfix.analysis.traced import ENTRY_NAMES
+
+    return (
+        frozenset(n.rpartition(".")[2] for n in ENTRY_NAMES),
+        frozenset(n.partition(".")[0] for n in ENTRY_NAMES),
+    )
+
+
+def _dotted(node: ast.AST) -> str | None:
+    """The dotted name libcst's `get_full_name_for_node` gives the same expression
+    (through calls and subscripts: `jax.jit(f).lower` is `jax.jit.lower`)."""
+    parts: list[str] = []
+    while True:
+        if isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        elif isinstance(node, ast.Call):
+            node = node.func
+        elif isinstance(node, ast.Subscript):
+            node = node.value
+        elif isinstance(node, ast.Name):
+            parts.append(node.id)
+            return ".".join(reversed(parts))
+        else:
+            return None
+
+
+def _names_an_entry(imports: list[ast.Import | ast.ImportFrom], attributes: list[ast.Attribute], loaded: set[str]) -> bool:
+    """Whether some expression may have a transform's, a function taker's, a lifted transform's,
+    a model primitive's or a framework base class's qualified name.
+
+    libcst names an expression after the import binding its first name (`jnp.stack` after
+    `from jax import numpy as jnp` is `jax.numpy.stack`); every import of the module counts
+    here, whatever its scope (a superset). Names bound otherwise are named after their
+    scope (`f.<locals>.jax.jit`), or after the module for a module binding: the caller rules
+    out a binding named like an entry's first part (`jax = ...`). Relative imports name
+    nothing absolute, star imports nothing at all."""
+    from jaxloopfix.analysis.traced import ENTRY_NAMES
+
+    bindings: dict[str, set[str]] = {}
+    for node in imports:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    bindings.setdefault(alias.asname, set()).add(alias.name)
+                else:
+                    head = alias.name.split(".", 1)[0]
+                    bindings.setdefault(head, set()).add(head)
+        elif not node.level and node.module:
+            for alias in node.names:
+                if alias.name != "*":
+                    bindings.setdefault(alias.asname or alias.name, set()).add(f"{node.module}.{alias.name}")
+    for name, sources in bindings.items():
+        if name in loaded and sources & ENTRY_NAMES:
+            return True  # `from jax import jit as J`, `from flax.linen import Module`
+    for attribute in attributes:
+        dotted = _dotted(attribute)
+        if dotted is None:
+            continue
+        head, _, rest = dotted.partition(".")
+        if any(f"{source}.{rest}" in ENTRY_NAMES for source in bindings.get(head, ())):
+            return True
+    return False
 
 
 def _project_imports(imports: list[ast.Import | ast.ImportFrom], project_roots: frozenset[str]) -> frozenset[str]:

@@ -1,6 +1,7 @@
-"""`ParsedModule` answers parents and qualified names without running libcst's
-ParentNodeProvider and QualifiedNameProvider passes (for speed); its answers must be
-exactly theirs, for every node of real files."""
+"""`ParsedModule` answers parents, scopes and qualified names without running libcst's
+ParentNodeProvider and QualifiedNameProvider passes, and runs the scope analysis per
+function on demand (for speed); its answers must be exactly theirs, for every node of
+real files."""
 
 from __future__ import annotations
 
@@ -8,14 +9,62 @@ from pathlib import Path
 
 import libcst as cst
 import pytest
-from libcst.metadata import MetadataWrapper, ParentNodeProvider, QualifiedNameProvider
+from libcst.metadata import MetadataWrapper, ParentNodeProvider, QualifiedNameProvider, ScopeProvider
 
 from fixture_tools import FIXTURES
+from jaxloopfix.analysis.lazy_scopes import eager_only
 from jaxloopfix.analysis.source import ParsedModule, descendants, names_in
 
 flax = pytest.importorskip("flax")
+jax = pytest.importorskip("jax")
 
-CORPUS = sorted(FIXTURES.rglob("*.py")) + sorted(Path(flax.__file__).parent.rglob("*.py"))[::12]
+CORPUS = (
+    sorted(FIXTURES.rglob("*.py"))
+    + sorted(Path(flax.__file__).parent.rglob("*.py"))[::12]
+    + sorted(Path(jax.__file__).parent.rglob("*.py"))[::40]
+)
+
+
+def _scope_facts(scope, name: str | None) -> object:
+    """What the analysis reads of a scope: its kind and name chain, and for a name the
+    bindings `scope[name]` gives (by node identity and position)."""
+    if scope is None:
+        return None
+    chain = []
+    current = scope
+    while True:
+        chain.append((type(current).__name__, current._name_prefix))
+        if current.parent is current:
+            break
+        current = current.parent
+    if name is None:
+        return tuple(chain)
+    bindings = frozenset(
+        (type(a).__name__, a.name, id(getattr(a, "node", None)), getattr(a, "_index", None)) for a in scope[name]
+    )
+    return tuple(chain), bindings, name in scope
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.name)
+def test_scopes_per_function_match_the_whole_module_pass(path: Path) -> None:
+    parsed = ParsedModule(path.read_text(encoding="utf-8"), str(path))
+    reference = MetadataWrapper(parsed.module, unsafe_skip_copy=True).resolve(ScopeProvider)
+    for node in reversed(descendants(parsed.module)):  # inner nodes first: functions expand on demand
+        name = node.value if isinstance(node, cst.Name) else None
+        assert _scope_facts(parsed.scope(node), name) == _scope_facts(reference.get(node), name), (node, name)
+
+
+def test_global_statements_and_type_parameters_take_the_whole_module_pass() -> None:
+    assert eager_only("def f():\n    global counter\n    counter = 1\n")
+    assert eager_only("def first[T](xs: list[T]) -> T:\n    return xs[0]\n")
+    assert eager_only("type Vector = list[float]\n")
+    assert not eager_only("def f(x):\n    globals_seen = x\n    return x\n")
+    text = "import jax\nstate = 0\n\ndef bump():\n    global state\n    state = jax.numpy.ones(3)\n\ndef read():\n    return state\n"
+    parsed = ParsedModule(text, "t.py")
+    reference = MetadataWrapper(parsed.module, unsafe_skip_copy=True).resolve(ScopeProvider)
+    for node in descendants(parsed.module):
+        name = node.value if isinstance(node, cst.Name) else None
+        assert _scope_facts(parsed.scope(node), name) == _scope_facts(reference.get(node), name)
 
 
 @pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.name)

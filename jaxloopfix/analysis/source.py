@@ -2,29 +2,84 @@
 
 The metadata is resolved once per file and shared by all rules, so adding a
 rule never adds a parse or a metadata pass. Only `ScopeProvider` runs as a
-metadata pass: qualified names are asked of the node's scope when a rule
-needs one (what `QualifiedNameProvider` does for every node of the module),
-and parents come from a walk over the nodes' fields (the same map as
-`ParentNodeProvider`, tested against it, at a quarter of the cost of a visitor
-traversal). Each provider pass is a full batched traversal in Python; on a
-large Flax module the two left out cost more than the scope analysis itself.
+analysis, and only over the functions a rule asks about (`lazy_scopes`):
+qualified names are asked of the node's scope when a rule needs one (what
+`QualifiedNameProvider` does for every node of the module), and parents come
+from a walk over the nodes' fields (the same map as `ParentNodeProvider`,
+tested against it, at a quarter of the cost of a visitor traversal). Each
+provider pass is a full traversal in Python; on a large Flax module the
+whole-module passes cost several times the parse.
 """
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
+from collections import OrderedDict
 from collections.abc import Iterator
-from functools import cached_property
+from functools import cache, cached_property
 
 import libcst as cst
 from libcst._metadata_dependent import LazyValue
+from libcst.helpers import get_full_name_for_node
 from libcst.metadata import (
     CodeRange,
     MetadataWrapper,
     PositionProvider,
     QualifiedName,
-    ScopeProvider,
 )
+
+from jaxloopfix.analysis.lazy_scopes import LazyScopes, eager_only
+from jaxloopfix.analysis.walk import children, walk
+
+
+class _Syntax:
+    """What depends on a text alone: the tree, its parents, scopes, order and positions.
+
+    The project pass lints a file again each time other modules trace more of it, with
+    other settings but the same text; the last few texts keep their `_Syntax` so those
+    rounds (and a language server's repeated lints) parse and resolve scopes once."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.module = cst.parse_module(text)
+        self.wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
+        self.qnames: dict[cst.CSTNode, frozenset[str]] = {}
+
+    @cached_property
+    def positions(self):
+        # Positions cost a full code generation pass: computed only when a diagnostic needs one.
+        return self.wrapper.resolve(PositionProvider)
+
+    @cached_property
+    def tree(self) -> _Tree:
+        return _Tree(self.module)
+
+    @cached_property
+    def scopes(self) -> LazyScopes:
+        return LazyScopes(self.module, self.tree.parents, eager=eager_only(self.text))
+
+    @cached_property
+    def nodes(self) -> list[cst.CSTNode]:
+        return list(walk(self.module))
+
+    @cached_property
+    def order(self) -> dict[cst.CSTNode, tuple[int, int]]:
+        return _document_order(self.module)
+
+
+_RECENT: OrderedDict[str, _Syntax] = OrderedDict()
+RECENT_TEXTS = 2
+
+
+def _syntax(text: str) -> _Syntax:
+    found = _RECENT.pop(text, None)
+    if found is None:
+        found = _Syntax(text)
+    _RECENT[text] = found
+    while len(_RECENT) > RECENT_TEXTS:
+        _RECENT.popitem(last=False)
+    return found
 
 
 class ParsedModule:
@@ -39,23 +94,31 @@ class ParsedModule:
         # (see `prefilter.Reduced`).
         self.hidden = hidden
         self.bound = bound
-        self.module = cst.parse_module(text)
-        self.wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
-        self._scopes = self.wrapper.resolve(ScopeProvider)
-        self._qnames: dict[cst.CSTNode, frozenset[str]] = {}
+        syntax = self._syntax = _syntax(text)
+        self.module = syntax.module
+        self.wrapper = syntax.wrapper
+        self._qnames = syntax.qnames
 
-    @cached_property
+    @property
     def _positions(self):
-        # Positions cost a full code generation pass: computed only when a diagnostic needs one.
-        return self.wrapper.resolve(PositionProvider)
+        return self._syntax.positions
 
-    @cached_property
+    @property
+    def _scopes(self) -> LazyScopes:
+        return self._syntax.scopes
+
+    @property
     def _tree(self) -> _Tree:
-        return _Tree(self.module)
+        return self._syntax.tree
 
-    @cached_property
+    @property
+    def nodes(self) -> list[cst.CSTNode]:
+        """Every node of the module in document order (walked once per text)."""
+        return self._syntax.nodes
+
+    @property
     def _order(self) -> dict[cst.CSTNode, tuple[int, int]]:
-        return _document_order(self.module)
+        return self._syntax.order
 
     def order(self, node: cst.CSTNode) -> tuple[int, int]:
         """(pre-order index, index of the last node in its subtree): cheap document order."""
@@ -77,6 +140,27 @@ class ParsedModule:
             found: set[QualifiedName] = scope.get_qualified_names_for(node) if scope else set()
             names = self._qnames[node] = frozenset(q.name for q in found)
         return set(names)
+
+    def may_be_named(self, node: cst.CSTNode, targets: frozenset[str]) -> bool:
+        """False when no qualified name of `node` (a Name or Attribute) can be one of `targets`,
+        known without resolving any scope.
+
+        libcst names a dotted expression after its binding: `prefix.<dotted>` for a local or
+        module binding, `<imported name>.<rest>` for an import, `builtins.<head>`; every such
+        name ends with the expression's last part unless the whole expression is an import's
+        alias. Asked first, it spares the scope analysis of the many functions whose calls
+        are never transforms."""
+        dotted = get_full_name_for_node(node)
+        if dotted is None:
+            return True
+        if dotted.rpartition(".")[2] in _last_parts(targets) or dotted in self._tree.imported:
+            return True
+        head = dotted.partition(".")[0]
+        return hasattr(builtins, head) and f"builtins.{head}" in targets
+
+    def may_define(self, name: str, kind: type) -> bool:
+        """Whether a `def` (kind FunctionDef) or `class` (ClassDef) anywhere in the module binds `name`."""
+        return name in self._tree.defined[kind]
 
     def qualified_name(self, node: cst.CSTNode) -> str | None:
         """The single qualified name of `node`, or None when unknown or ambiguous."""
@@ -124,29 +208,19 @@ class ParsedModule:
         return self.text.splitlines(keepends=True)
 
 
+@cache
+def _last_parts(targets: frozenset[str]) -> frozenset[str]:
+    return frozenset(t.rpartition(".")[2] for t in targets)
+
+
 def descendants(node: cst.CSTNode) -> list[cst.CSTNode]:
     """`node` and every node below it, in document order."""
-    out: list[cst.CSTNode] = []
-
-    class Walk(cst.CSTVisitor):
-        def on_visit(self, inner: cst.CSTNode) -> bool:
-            out.append(inner)
-            return True
-
-    node.visit(Walk())
-    return out
+    return list(walk(node))
 
 
 def names_in(node: cst.CSTNode) -> set[str]:
     """Every identifier under `node`."""
-    names: set[str] = set()
-
-    class Walk(cst.CSTVisitor):
-        def visit_Name(self, inner: cst.Name) -> None:
-            names.add(inner.value)
-
-    node.visit(Walk())
-    return names
+    return {inner.value for inner in walk(node) if isinstance(inner, cst.Name)}
 
 
 def comments_in(node: cst.CSTNode) -> list[cst.Comment]:
@@ -172,12 +246,21 @@ class _Tree:
     def __init__(self, module: cst.Module) -> None:
         self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
         self.names: set[str] = set()
+        # Names of the module's functions and classes (at any depth).
+        self.defined: dict[type, set[str]] = {cst.FunctionDef: set(), cst.ClassDef: set()}
+        # The names imports bind (`jnp`, `J` in `from jax import jit as J`, `jax.numpy`).
+        self.imported: set[str] = set()
         node_type = cst.CSTNode
         stack: list[cst.CSTNode] = [module]
         while stack:
             node = stack.pop()
             if isinstance(node, cst.Name):
                 self.names.add(node.value)
+            elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+                self.defined[type(node)].add(node.name.value)
+            elif isinstance(node, cst.ImportAlias):
+                alias = node.evaluated_alias
+                self.imported.add(alias if alias is not None else node.evaluated_name)
             for name in self._names_of(type(node)):
                 value = getattr(node, name)
                 if isinstance(value, node_type):
@@ -201,16 +284,14 @@ def _document_order(module: cst.Module) -> dict[cst.CSTNode, tuple[int, int]]:
     order: dict[cst.CSTNode, tuple[int, int]] = {}
     starts: dict[cst.CSTNode, int] = {}
     counter = 0
-
-    class Walk(cst.CSTVisitor):
-        def on_visit(self, node: cst.CSTNode) -> bool:
-            nonlocal counter
-            starts[node] = counter
-            counter += 1
-            return True
-
-        def on_leave(self, original_node: cst.CSTNode) -> None:
-            order[original_node] = (starts[original_node], counter - 1)
-
-    module.visit(Walk())
+    stack: list[tuple[cst.CSTNode, bool]] = [(module, False)]
+    while stack:
+        node, left = stack.pop()
+        if left:
+            order[node] = (starts[node], counter - 1)
+            continue
+        starts[node] = counter
+        counter += 1
+        stack.append((node, True))
+        stack.extend((child, False) for child in reversed(children(node)))
     return order

@@ -31,6 +31,7 @@ from jaxloopfix.analysis.cross_module import (
 )
 from jaxloopfix.analysis.names import parameters
 from jaxloopfix.analysis.source import ParsedModule, descendants, shorten
+from jaxloopfix.analysis.walk import walk
 
 # Qualified names of transforms whose function argument is traced.
 TRACING_TRANSFORMS: frozenset[str] = frozenset(
@@ -290,6 +291,7 @@ class TracedFinder:
         self.links = ModuleLinks()
         self._site_classes = {c.qualified: c for c in site.classes} if site is not None else {}
         self.transforms = TRACING_TRANSFORMS | frozenset(extra_decorators)
+        self._transform_or_partial = self.transforms | PARTIAL
         self.bases = dict(MODULE_BASES)
         for name in extra_base_classes:
             self.bases.setdefault(name, _Framework(f"subclass of `{name}` (extra-traced-base-classes)", "methods"))
@@ -303,11 +305,18 @@ class TracedFinder:
     # -- transform recognition -------------------------------------------------
     def transform_of(self, expr: cst.BaseExpression) -> _Transform | None:
         """The transform an expression denotes when used as a decorator or wrapper."""
-        qname = self.parsed.qualified_name(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else None
+        parsed = self.parsed
+        named = (cst.Name, cst.Attribute)
+        qname = parsed.qualified_name(expr) if isinstance(expr, named) and parsed.may_be_named(expr, self.transforms) else None
         if qname in self.transforms:
             return _Transform(qname)
         if isinstance(expr, cst.Call):
-            func_name = self.parsed.qualified_name(expr.func) if isinstance(expr.func, (cst.Name, cst.Attribute)) else None
+            func = expr.func
+            func_name = (
+                parsed.qualified_name(func)
+                if isinstance(func, named) and parsed.may_be_named(func, self._transform_or_partial)
+                else None
+            )
             positional = [a for a in expr.args if a.keyword is None and not a.star]
             if func_name in PARTIAL and positional:
                 inner = self.transform_of(positional[0].value)
@@ -347,7 +356,7 @@ class TracedFinder:
         if transform.name == "jax.vmap" and len(positional) > 1:
             transform.static_nums |= _unmapped(positional[1].value)  # `jax.vmap(g, (0, None))`
         target = positional[0].value
-        if isinstance(target, cst.Call) and self._qname(target.func) in PARTIAL and target.args:
+        if isinstance(target, cst.Call) and self._qname_in(target.func, PARTIAL) and target.args:
             # `jax.jit(partial(f, n=3))`, `jax.vmap(partial(f, w))`: bound arguments are Python values.
             first = target.args[0]
             if first.keyword is None and not first.star and not any(a.star for a in target.args[1:]):
@@ -380,6 +389,8 @@ class TracedFinder:
     def _definitions(self, expr: cst.BaseExpression, kind: type) -> list[cst.CSTNode]:
         if not isinstance(expr, cst.Name):
             return []
+        if kind in (cst.FunctionDef, cst.ClassDef) and not self.parsed.may_define(expr.value, kind):
+            return []  # no definition of that name: no scope to resolve
         scope = self.parsed.scope(expr)
         if scope is None:
             return []
@@ -391,6 +402,17 @@ class TracedFinder:
 
     def _qname(self, expr: cst.BaseExpression) -> str | None:
         return self.parsed.qualified_name(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else None
+
+    def _qname_in(self, expr: cst.BaseExpression, targets: frozenset[str]) -> str | None:
+        """`expr`'s qualified name when it is one of `targets`, else None (screened without scopes)."""
+        if not isinstance(expr, (cst.Name, cst.Attribute)) or not self.parsed.may_be_named(expr, targets):
+            return None
+        name = self.parsed.qualified_name(expr)
+        return name if name in targets else None
+
+    def _may_name(self, expr: cst.BaseExpression, targets: frozenset[str]) -> bool:
+        """False when `expr`'s qualified name cannot be one of `targets` (`ParsedModule.may_be_named`)."""
+        return not isinstance(expr, (cst.Name, cst.Attribute)) or self.parsed.may_be_named(expr, targets)
 
     # -- frameworks --------------------------------------------------------------
     def framework_of(self, cls: cst.ClassDef, depth: int = 0) -> tuple[_Framework, str] | None:
@@ -433,7 +455,7 @@ class TracedFinder:
             if name == "__call__":
                 entries.append((statement, ""))
             elif framework.entries == "linen":
-                compact = next((d for d in statement.decorators if self._qname(d.decorator) in COMPACT), None)
+                compact = next((d for d in statement.decorators if self._qname_in(d.decorator, COMPACT)), None)
                 if compact is not None:
                     entries.append((statement, f" (decorated with `@{self.parsed.code(compact.decorator)}`)"))
             elif framework.entries == "forward" and name == "forward":
@@ -486,22 +508,21 @@ class TracedFinder:
             out.extend((func, set()) for func in self._passed_functions(expr, depth))
         return out
 
-    def _probabilistic_primitive(self, func: cst.FunctionDef) -> str | None:
-        """The `numpyro.sample`-like call a function makes in its own body (nested functions aside)."""
+    def _probabilistic_primitives(self, calls: list[cst.Call]) -> dict[cst.FunctionDef, str]:
+        """The first `numpyro.sample`-like call each function makes in its own body (nested
+        functions aside), from the module's calls in document order."""
         parsed = self.parsed
-        found: list[str] = []
-
-        class Walk(cst.CSTVisitor):
-            def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-                return node is func
-
-            def visit_Call(self, node: cst.Call) -> None:
-                if not found and isinstance(node.func, (cst.Name, cst.Attribute)):
-                    if parsed.qualified_name(node.func) in MODEL_PRIMITIVES:
-                        found.append(parsed.code(node.func))
-
-        func.visit(Walk())
-        return found[0] if found else None
+        found: dict[cst.FunctionDef, str] = {}
+        for call in calls:
+            func = call.func
+            if not isinstance(func, (cst.Name, cst.Attribute)) or not parsed.may_be_named(func, MODEL_PRIMITIVES):
+                continue
+            if parsed.qualified_name(func) not in MODEL_PRIMITIVES:
+                continue
+            owner = next((a for a in parsed.ancestors(call) if isinstance(a, cst.FunctionDef)), None)
+            if owner is not None and owner not in found:
+                found[owner] = parsed.code(func)
+        return found
 
     def _returned_functions(self, call: cst.Call) -> list[cst.FunctionDef]:
         """`make_loss(cfg)`: the functions a factory defines inside itself and returns by name."""
@@ -542,17 +563,13 @@ class TracedFinder:
         return out
 
     def _calls_of(self, func: cst.FunctionDef) -> list[cst.Call]:
-        calls: list[cst.Call] = self.__dict__.setdefault("_all_calls", [])
-        if not calls:
-            class Collect(cst.CSTVisitor):
-                def visit_Call(self, node: cst.Call) -> None:
-                    calls.append(node)
-
-            self.parsed.module.visit(Collect())
+        calls = [node for node in self.parsed.nodes if isinstance(node, cst.Call)]
         return [c for c in calls if isinstance(c.func, cst.Name) and self.resolve_function(c.func) is func]
 
     def _function_argument_exprs(self, call: cst.Call) -> list[tuple[cst.BaseExpression, _Taker]]:
         """The expressions in a `_Taker` call's function positions (`lax.scan(step, ...)`: `step`)."""
+        if not self._may_name(call.func, TAKER_NAMES):
+            return []
         taker = FUNCTION_TAKERS.get(self._qname(call.func) or "")
         if taker is None:
             return []
@@ -579,7 +596,7 @@ class TracedFinder:
         func = self.resolve_function(expr)
         if func is not None:
             return func, set()
-        if isinstance(expr, cst.Call) and self._qname(expr.func) in PARTIAL and expr.args:
+        if isinstance(expr, cst.Call) and self._qname_in(expr.func, PARTIAL) and expr.args:
             first = expr.args[0]
             if first.keyword is not None or first.star:
                 return None
@@ -595,7 +612,7 @@ class TracedFinder:
 
     def _lifted_target(self, call: cst.Call) -> cst.ClassDef | cst.FunctionDef | None:
         """`nn.scan(Cell, ...)` / `nn.remat(Block)`: the class (or module-taking function) it lifts."""
-        if self._qname(call.func) not in LIFTED_TRANSFORMS:
+        if self._qname_in(call.func, LIFTED_TRANSFORMS) is None:
             return None
         positional = [a.value for a in call.args if a.keyword is None and not a.star]
         if not positional:
@@ -622,17 +639,13 @@ class TracedFinder:
         classes: list[cst.ClassDef] = []
         parsed = self.parsed
 
-        class Collect(cst.CSTVisitor):
-            def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        for node in parsed.nodes:
+            if isinstance(node, cst.FunctionDef):
                 functions.append(node)
-
-            def visit_Call(self, node: cst.Call) -> None:
+            elif isinstance(node, cst.Call):
                 calls.append(node)
-
-            def visit_ClassDef(self, node: cst.ClassDef) -> None:
+            elif isinstance(node, cst.ClassDef):
                 classes.append(node)
-
-        parsed.module.visit(Collect())
 
         for func in functions:
             for decorator in func.decorators:
@@ -771,8 +784,9 @@ class TracedFinder:
                         reason = f"decorated with `@{parsed.code(expr)}`"
                         self._seed(func, reason, transformed=False, static=set(params[:nondiff]))
         # Entry points whose parameters are not known to be tracers.
+        samples = self._probabilistic_primitives(calls)
         for func in functions:
-            sample = self._probabilistic_primitive(func)
+            sample = samples.get(func)
             if sample is not None:
                 # MCMC, SVI and Predictive run a model under `jit`/`vmap` (NUTS traces its potential).
                 self._seed(func, f"a NumPyro model (it calls `{sample}`): inference runs it under a trace", transformed=False)
@@ -790,7 +804,7 @@ class TracedFinder:
             for decorator in func.decorators:
                 expr = decorator.decorator
                 target = expr.func if isinstance(expr, cst.Call) else expr
-                if isinstance(target, cst.Call) and self._qname(target.func) in PARTIAL and target.args:
+                if isinstance(target, cst.Call) and self._qname_in(target.func, PARTIAL) and target.args:
                     target = target.args[0].value  # `@partial(nn.jit, ...)`
                 name = self._qname(target)
                 taker = FUNCTION_TAKERS.get(name or "")
@@ -819,17 +833,11 @@ class TracedFinder:
 
         host = finder._host_callbacks(outer)
 
-        class Walk(cst.CSTVisitor):
-            def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-                if node is not outer:
-                    if node.name.value not in host:  # `jax.debug.callback(f, ...)` runs `f` on the host
-                        found.append((node, f"defined inside traced function `{outer.name.value}`"))
-                    return False
-                return True
-
-            def visit_Call(self, node: cst.Call) -> None:
-                if finder._builds_message(node, outer):
-                    return
+        for node in walk(outer, lambda n: n is outer or not isinstance(n, cst.FunctionDef)):
+            if isinstance(node, cst.FunctionDef):
+                if node is not outer and node.name.value not in host:  # `jax.debug.callback(f, ...)`: on the host
+                    found.append((node, f"defined inside traced function `{outer.name.value}`"))
+            elif isinstance(node, cst.Call) and not finder._builds_message(node, outer):
                 callee = finder.resolve_function(node.func)
                 if callee is None and isinstance(node.func, cst.Attribute):
                     callee = finder.resolve_method(node.func, outer)
@@ -837,8 +845,6 @@ class TracedFinder:
                     found.append((callee, finder._at_line(f"called from traced function `{outer.name.value}`", node)))
                 elif callee is None:
                     finder._external(node.func, f"called from traced function `{outer.name.value}`", node)
-
-        outer.visit(Walk())
         return found
 
     def _builds_message(self, call: cst.Call, outer: cst.FunctionDef) -> bool:
@@ -851,7 +857,7 @@ class TracedFinder:
             if isinstance(ancestor, (cst.Raise, cst.ExceptHandler, cst.ExceptStarHandler, cst.FormattedStringExpression)):
                 return True
             if isinstance(ancestor, cst.Call) and child is not ancestor.func and isinstance(ancestor.func, cst.Name):
-                if ancestor.func.value in ("str", "repr") and self._qname(ancestor.func) in ("builtins.str", "builtins.repr"):
+                if ancestor.func.value in ("str", "repr") and self._qname_in(ancestor.func, STR_BUILTINS):
                     return True
             child = ancestor
         return False
@@ -870,7 +876,7 @@ class TracedFinder:
                     continue
                 names: set[str] = set()
                 nums: set[int] = set()
-                if isinstance(item, cst.Call) and self._qname(item.func) in PARTIAL and item.args:
+                if isinstance(item, cst.Call) and self._qname_in(item.func, PARTIAL) and item.args:
                     if item.args[0].keyword is not None or any(a.star for a in item.args):
                         continue
                     bound = [a for a in item.args[1:] if a.keyword is None]
@@ -965,14 +971,10 @@ class TracedFinder:
     def _host_callbacks(self, func: cst.FunctionDef) -> set[str]:
         """Names of functions `func` hands to host callbacks: they run on NumPy values, untraced."""
         names: set[str] = set()
-        finder = self
-
-        class Walk(cst.CSTVisitor):
-            def visit_Call(self, node: cst.Call) -> None:
-                if finder._qname(node.func) in HOST_CALLBACKS and node.args and isinstance(node.args[0].value, cst.Name):
+        for node in walk(func):
+            if isinstance(node, cst.Call) and self._qname_in(node.func, HOST_CALLBACKS):
+                if node.args and isinstance(node.args[0].value, cst.Name):
                     names.add(node.args[0].value.value)
-
-        func.visit(Walk())
         return names
 
     def _wrapped_method(self, call: cst.Call) -> tuple[cst.FunctionDef, _Transform] | None:
@@ -1078,3 +1080,14 @@ def find_traced_functions(
     site: ModuleSite | None = None,
 ) -> dict[cst.FunctionDef, TracedFunction]:
     return TracedFinder(parsed, extra_decorators, extra_base_classes, site).find()
+
+STR_BUILTINS: frozenset[str] = frozenset({"builtins.str", "builtins.repr"})
+# Qualified names of every `_Taker` (`ParsedModule.may_be_named` screens calls with them).
+TAKER_NAMES: frozenset[str] = frozenset(FUNCTION_TAKERS)
+# Qualified names that can start a trace in a module: without an expression that may have
+# one (and without configured decorators, base classes or seeds from other modules), no
+# function of the module is traced (`prefilter.scan` leaves such modules out).
+ENTRY_NAMES: frozenset[str] = (
+    TRACING_TRANSFORMS | TAKER_NAMES | LIFTED_TRANSFORMS | MODEL_PRIMITIVES | frozenset(MODULE_BASES)
+    | CUSTOM_DERIVATIVES | COMPACT
+)

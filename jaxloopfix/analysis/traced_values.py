@@ -22,6 +22,7 @@ from jaxloopfix.analysis.arrays import returns_array
 from jaxloopfix.analysis.names import parameters, stored_names
 from jaxloopfix.analysis.source import ParsedModule
 from jaxloopfix.analysis.traced import TracedFunction
+from jaxloopfix.analysis.walk import walk
 
 # Qualified-name prefixes of functions whose result is traced when an argument is.
 TRACING_MODULES = (
@@ -127,38 +128,20 @@ class TracedValues:
         bindings: list[tuple[cst.BaseExpression, cst.BaseExpression | None, str]] = []
         func = self.func
 
-        class Walk(cst.CSTVisitor):
-            def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-                return node is func
-
-            def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-                return False
-
-            def visit_Lambda(self, node: cst.Lambda) -> bool:
-                return False
-
-            def visit_Assign(self, node: cst.Assign) -> None:
+        for node in walk(func.body, _own):
+            if isinstance(node, cst.Assign):
                 for target in node.targets:
                     bindings.append((target.target, node.value, "assign"))
-
-            def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            elif isinstance(node, (cst.AugAssign, cst.NamedExpr)):
                 bindings.append((node.target, node.value, "assign"))
-
-            def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            elif isinstance(node, cst.AnnAssign):
                 if node.value is not None:
                     bindings.append((node.target, node.value, "assign"))
-
-            def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-                bindings.append((node.target, node.value, "assign"))
-
-            def visit_For(self, node: cst.For) -> None:
+            elif isinstance(node, cst.For):
                 bindings.append((node.target, node.iter, "for"))
-
-            def visit_WithItem(self, node: cst.WithItem) -> None:
+            elif isinstance(node, cst.WithItem):
                 if node.asname is not None:
                     bindings.append((node.asname.name, node.item, "assign"))
-
-        func.body.visit(Walk())
         changed = True
         while changed:
             changed = False
@@ -315,25 +298,12 @@ def traced_values(parsed: ParsedModule, traced: TracedFunction) -> TracedValues:
 def own_nodes(func: cst.FunctionDef, kinds: type | tuple[type, ...]) -> list[cst.CSTNode]:
     """Nodes of the given kinds in `func`'s own body (nested functions, lambdas and classes excluded),
     in document order."""
-    found: list[cst.CSTNode] = []
+    return [node for node in walk(func.body, _own) if isinstance(node, kinds)]
 
-    class Walk(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return node is func
 
-        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-            return False
-
-        def visit_Lambda(self, node: cst.Lambda) -> bool:
-            return False
-
-        def on_visit(self, node: cst.CSTNode) -> bool:
-            if isinstance(node, kinds):
-                found.append(node)
-            return super().on_visit(node)
-
-    func.body.visit(Walk())
-    return found
+def _own(node: cst.CSTNode) -> bool:
+    """Whether a walk over a function's body enters `node` (not nested functions, classes, lambdas)."""
+    return not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda))
 
 
 def _literal(expr: cst.BaseExpression) -> bool:

@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import libcst as cst
-from libcst.codemod import CodemodContext
-from libcst.codemod.visitors import AddImportsVisitor
 
 
 def _dotted(node: cst.BaseExpression) -> str:
@@ -99,6 +97,10 @@ class ImportPlan:
     def apply(self, module: cst.Module) -> cst.Module:
         if not self.to_add:
             return module
+        # Imported here: libcst.codemod loads libcst.matchers, a sixth of a cold check's start.
+        from libcst.codemod import CodemodContext
+        from libcst.codemod.visitors import AddImportsVisitor
+
         context = CodemodContext()
         for mod, obj, asname in self.to_add:
             AddImportsVisitor.add_needed_import(context, mod, obj, asname)
