@@ -14,6 +14,7 @@ from libcst.metadata import MetadataWrapper, ParentNodeProvider, QualifiedNamePr
 from fixture_tools import FIXTURES
 from jaxloopfix.analysis.lazy_scopes import eager_only
 from jaxloopfix.analysis.source import ParsedModule, descendants, names_in
+from jaxloopfix.analysis.walk import fast_visit, libcst_visit
 
 flax = pytest.importorskip("flax")
 jax = pytest.importorskip("jax")
@@ -23,6 +24,50 @@ CORPUS = (
     + sorted(Path(flax.__file__).parent.rglob("*.py"))[::12]
     + sorted(Path(jax.__file__).parent.rglob("*.py"))[::40]
 )
+
+
+@pytest.fixture
+def libcst_reference(monkeypatch: pytest.MonkeyPatch):
+    """Resolve a libcst provider with libcst's own traversal (the analysis installs `fast_visit`)."""
+
+    def resolve(module: cst.Module, *providers):
+        with monkeypatch.context() as patch:
+            patch.setattr(cst.CSTNode, "visit", libcst_visit)
+            wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+            return wrapper.resolve_many(list(providers)) if len(providers) > 1 else wrapper.resolve(providers[0])
+
+    return resolve
+
+
+class _HookLog(cst.CSTVisitor):
+    """Every hook call a read-only visitor receives, with the node's identity; prunes at lambdas
+    to check that a False `on_visit` keeps the children out."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.log: list[tuple[str, int, str]] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.log.append(("visit", id(node), type(node).__name__))
+        return not isinstance(node, cst.Lambda)
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self.log.append(("leave", id(original_node), ""))
+
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        self.log.append(("enter", id(node), attribute))
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        self.log.append(("exit", id(original_node), attribute))
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.name)
+def test_fast_visit_calls_the_hooks_libcst_calls(path: Path) -> None:
+    module = cst.parse_module(path.read_text(encoding="utf-8"))
+    expected, got = _HookLog(), _HookLog()
+    libcst_visit(module, expected)
+    assert fast_visit(module, got) is module
+    assert got.log == expected.log
 
 
 def _scope_facts(scope, name: str | None) -> object:
@@ -46,33 +91,40 @@ def _scope_facts(scope, name: str | None) -> object:
 
 
 @pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.name)
-def test_scopes_per_function_match_the_whole_module_pass(path: Path) -> None:
+def test_scopes_per_function_match_the_whole_module_pass(path: Path, libcst_reference) -> None:
     parsed = ParsedModule(path.read_text(encoding="utf-8"), str(path))
-    reference = MetadataWrapper(parsed.module, unsafe_skip_copy=True).resolve(ScopeProvider)
+    reference = libcst_reference(parsed.module, ScopeProvider)
     for node in reversed(descendants(parsed.module)):  # inner nodes first: functions expand on demand
         name = node.value if isinstance(node, cst.Name) else None
         assert _scope_facts(parsed.scope(node), name) == _scope_facts(reference.get(node), name), (node, name)
 
 
-def test_global_statements_and_type_parameters_take_the_whole_module_pass() -> None:
+@pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.name)
+def test_call_lines_match_libcst_positions(path: Path, libcst_reference) -> None:
+    parsed = ParsedModule(path.read_text(encoding="utf-8"), str(path))
+    reference = libcst_reference(parsed.module, cst.metadata.PositionProvider)
+    for node in descendants(parsed.module):
+        if isinstance(node, cst.Call):
+            assert parsed.call_line(node) == reference[node].start.line
+
+
+def test_global_statements_and_type_parameters_take_the_whole_module_pass(libcst_reference) -> None:
     assert eager_only("def f():\n    global counter\n    counter = 1\n")
     assert eager_only("def first[T](xs: list[T]) -> T:\n    return xs[0]\n")
     assert eager_only("type Vector = list[float]\n")
     assert not eager_only("def f(x):\n    globals_seen = x\n    return x\n")
     text = "import jax\nstate = 0\n\ndef bump():\n    global state\n    state = jax.numpy.ones(3)\n\ndef read():\n    return state\n"
     parsed = ParsedModule(text, "t.py")
-    reference = MetadataWrapper(parsed.module, unsafe_skip_copy=True).resolve(ScopeProvider)
+    reference = libcst_reference(parsed.module, ScopeProvider)
     for node in descendants(parsed.module):
         name = node.value if isinstance(node, cst.Name) else None
         assert _scope_facts(parsed.scope(node), name) == _scope_facts(reference.get(node), name)
 
 
 @pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.name)
-def test_parents_names_and_qualified_names_match_libcst_providers(path: Path) -> None:
+def test_parents_names_and_qualified_names_match_libcst_providers(path: Path, libcst_reference) -> None:
     parsed = ParsedModule(path.read_text(encoding="utf-8"), str(path))
-    reference = MetadataWrapper(parsed.module, unsafe_skip_copy=True).resolve_many(
-        [ParentNodeProvider, QualifiedNameProvider]
-    )
+    reference = libcst_reference(parsed.module, ParentNodeProvider, QualifiedNameProvider)
     parents, qualified = reference[ParentNodeProvider], reference[QualifiedNameProvider]
     nodes = descendants(parsed.module)
     assert len(nodes) > 1

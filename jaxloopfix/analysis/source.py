@@ -13,6 +13,7 @@ whole-module passes cost several times the parse.
 
 from __future__ import annotations
 
+import ast
 import builtins
 import dataclasses
 from collections import OrderedDict
@@ -30,7 +31,9 @@ from libcst.metadata import (
 )
 
 from jaxloopfix.analysis.lazy_scopes import LazyScopes, eager_only
-from jaxloopfix.analysis.walk import children, walk
+from jaxloopfix.analysis.walk import children, install_fast_visit, walk
+
+install_fast_visit()
 
 
 class _Syntax:
@@ -66,6 +69,19 @@ class _Syntax:
     @cached_property
     def order(self) -> dict[cst.CSTNode, tuple[int, int]]:
         return _document_order(self.module)
+
+    @cached_property
+    def call_lines(self) -> tuple[dict[cst.Call, int], list[tuple[int, str]]]:
+        """Each libcst call's index in document order, and the stdlib `ast` calls' (line, callee's
+        last name) in the same order: the lines of calls without a code generation pass."""
+        index = {node: i for i, node in enumerate(n for n in self.nodes if isinstance(n, cst.Call))}
+        try:
+            tree = ast.parse(self.text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return index, []
+        calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+        calls.sort(key=lambda n: (n.lineno, n.col_offset, -(n.end_lineno or 0), -(n.end_col_offset or 0)))
+        return index, [(n.lineno, _ast_tail(n.func)) for n in calls]
 
 
 _RECENT: OrderedDict[str, _Syntax] = OrderedDict()
@@ -188,6 +204,16 @@ class ParsedModule:
             value = value()
         return value
 
+    def call_line(self, call: cst.Call) -> int:
+        """The line `call` starts on (what `position(call).start.line` gives, usually without
+        computing every node's position: the stdlib parser's call at the same index in
+        document order, when it calls the same name)."""
+        index, lines = self._syntax.call_lines
+        i = index.get(call)
+        if i is not None and len(lines) == len(index) and lines[i][1] == _cst_tail(call.func):
+            return lines[i][0]
+        return self.position(call).start.line
+
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
 
@@ -206,6 +232,22 @@ class ParsedModule:
     @cached_property
     def lines(self) -> list[str]:
         return self.text.splitlines(keepends=True)
+
+
+def _cst_tail(func: cst.BaseExpression) -> str:
+    if isinstance(func, cst.Name):
+        return func.value
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return type(func).__name__
+
+
+def _ast_tail(func: ast.expr) -> str:
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return type(func).__name__
 
 
 @cache

@@ -914,7 +914,7 @@ class TracedFinder:
         target = self._imported(expr)
         if target is None:
             return
-        line = self.parsed.position(node).start.line
+        line = self.parsed.call_line(node) if isinstance(node, cst.Call) else self.parsed.position(node).start.line
         reason = f"{text} on line {line} of {self.parsed.filename}"
         self.links.external.append(
             ExternalTrace(target[0], target[1], reason, transformed, frozenset(static_names), frozenset(static_nums))
