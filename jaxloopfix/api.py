@@ -268,33 +268,60 @@ def project_settings(
 def _rounds(
     sources: dict[Path, SourceFile], settings: Settings, workers, cache: ResultCache | None
 ) -> tuple[TraceFlow, dict[Path, FileResult]]:
-    """Lint every source, then again those that gained seeds or framework classes, until nothing changes."""
+    """Lint every source, then again those that gained seeds or framework classes, until nothing changes.
+
+    Answers from the cache feed the flow before anything is linted, and a file whose bytes a
+    cache hit in this run proved unchanged waits while a file with new bytes can be linted
+    first: after one edit, the unchanged files' seeds come from their cached answers and the
+    edited file is linted with its seeds, rather than once per round the cold run took. The
+    flow only grows (seeds merge, classes and questions accumulate), so the order of
+    evaluation does not change the fixed point every file's result is read at."""
     modules = [p for p in sources if p.suffix in (".py", ".ipynb")]
     class_flow = may_define_framework_classes((sources[p].text for p in modules), settings.extra_traced_base_classes)
     flow = TraceFlow(ModuleIndex.build(modules, class_flow), lambda p: _text(sources, p))
     results: dict[Path, FileResult] = {}
-    pending = list(sources)
-    while pending:
-        tasks = {p: _Task(sources[p], flow.settings_for(p, settings)) for p in pending}
-        keys = {p: entry_key(sources[p].raw, p, tasks[p].settings) for p in pending} if cache else {}
-        for path in pending:
-            hit = cache.get(path, keys[path]) if cache is not None else None
-            if hit is not None:
+    order = {p: i for i, p in enumerate(sources)}
+    misses: dict[Path, tuple[_Task, str | None]] = {}
+    proven: set[Path] = set()  # a cache hit in this run: the bytes are those of an earlier run
+    pending: set[Path] = set(sources)
+    while pending or misses:
+        while pending:  # the cache's answers, and what they tell other files
+            answered = []
+            for path in sorted(pending, key=order.__getitem__):
+                task = _Task(sources[path], flow.settings_for(path, settings))
+                key = entry_key(sources[path].raw, path, task.settings) if cache is not None else None
+                hit = cache.get(path, key) if cache is not None and key is not None else None
+                if hit is None:
+                    misses[path] = (task, key)
+                    continue
                 results[path] = FileResult(
                     str(path), hit.diagnostics, hit.errors, original=sources[path].text, links=hit.links
                 )
-                del tasks[path]
-        for path, result in zip(tasks, workers.map(_lint, list(tasks.values())), strict=True):
+                misses.pop(path, None)
+                proven.add(path)
+                answered.append(path)
+            pending = _grown(flow, answered, results)
+        if not misses:
+            break
+        first = [p for p in misses if p not in proven] or list(misses)
+        batch = sorted(first, key=order.__getitem__)
+        chosen = [misses.pop(p) for p in batch]
+        for path, (_, key), result in zip(batch, chosen, workers.map(_lint, [t for t, _ in chosen]), strict=True):
             results[path] = result
-            if cache is not None and not any("internal error" in e.message for e in result.errors):
-                cache.put(path, keys[path], Cached(result.diagnostics, result.errors, result.links))
-        changed: set[Path] = set()
-        if flow.active:
-            for path in pending:
-                changed |= flow.add(path, results[path].links)
-            changed |= flow.waiting()
-        pending = [p for p in sources if p in changed]
+            if cache is not None and key is not None and not any("internal error" in e.message for e in result.errors):
+                cache.put(path, key, Cached(result.diagnostics, result.errors, result.links))
+        pending = _grown(flow, batch, results) | set(misses)
     return flow, results
+
+
+def _grown(flow: TraceFlow, done: list[Path], results: dict[Path, FileResult]) -> set[Path]:
+    """The files whose settings changed once `done`'s links are recorded."""
+    if not flow.active:
+        return set()
+    changed: set[Path] = set()
+    for path in done:
+        changed |= flow.add(path, results[path].links)
+    return changed | flow.waiting()
 
 
 @dataclass(frozen=True)

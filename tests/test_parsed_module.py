@@ -108,6 +108,34 @@ def test_call_lines_match_libcst_positions(path: Path, libcst_reference) -> None
             assert parsed.call_line(node) == reference[node].start.line
 
 
+@pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.name)
+def test_positions_per_statement_match_the_whole_module_pass(path: Path, libcst_reference) -> None:
+    text = path.read_text(encoding="utf-8")
+    parsed = ParsedModule(text, str(path))
+    reference = libcst_reference(parsed.module, cst.metadata.PositionProvider)
+    statements = set(parsed.module.body)
+    inside = [n for n in descendants(parsed.module) if any(a in statements for a in (n, *parsed.ancestors(n)))]
+    for node in inside:
+        assert parsed.position(node) == reference[node], node
+    assert "positions" not in parsed._syntax.__dict__  # no whole-module pass was needed
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "import jax\r\nx = 1; y = 2\r\n\r\n# note\r\n@jax.jit\r\ndef f(a):\r\n    return a\r\n",
+        "x = 1\n\n\n@(\n    deco\n)\ndef f():\n    pass",
+        "class A:\n    pass\n# trailing comment",
+        "if x:\n    y = 1\nelse:\n    y = 2\n\n\n",
+    ],
+)
+def test_positions_per_statement_on_unusual_layouts(text: str, libcst_reference) -> None:
+    parsed = ParsedModule(text, "t.py")
+    reference = libcst_reference(parsed.module, cst.metadata.PositionProvider)
+    for node in descendants(parsed.module):
+        assert parsed.position(node) == reference[node], node
+
+
 def test_global_statements_and_type_parameters_take_the_whole_module_pass(libcst_reference) -> None:
     assert eager_only("def f():\n    global counter\n    counter = 1\n")
     assert eager_only("def first[T](xs: list[T]) -> T:\n    return xs[0]\n")

@@ -112,3 +112,15 @@ def test_a_notebook_traces_project_functions_for_a_file_checked_alone(tmp_path, 
     assert [d["location"]["row"] for d in found] == [loop_row], found
     assert "explore.ipynb" in found[0]["traced_reason"]
     assert _check("--isolated", "seqmodel/layers.py") == []
+
+
+def test_a_damaged_project_file_does_not_change_a_file_checked_alone(project):
+    expected = _shown(_check("seqmodel/layers.py"), "layers.py")
+    (project / "seqmodel" / "broken.py").write_text("def broken(:\n    pass\n")
+    (project / "seqmodel" / "undecodable.py").write_bytes(b"\xff\xfe\x00 not text")
+    result = CliRunner().invoke(main, ["check", "--output-format", "json", "--exit-zero", "seqmodel/layers.py"])
+    # The damaged files are context: left out silently, never reported in a run that did not ask for them.
+    assert result.exit_code == 0, result.output
+    assert _shown(json.loads(result.stdout), "layers.py") == expected and len(expected) == 2
+    whole = CliRunner().invoke(main, ["check", "--output-format", "concise", "--exit-zero", "."])
+    assert "broken.py:1" in whole.output and "undecodable.py" in whole.output

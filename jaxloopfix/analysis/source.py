@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import builtins
 import dataclasses
+import re
 from collections import OrderedDict
 from collections.abc import Iterator
 from functools import cache, cached_property
@@ -24,6 +25,7 @@ import libcst as cst
 from libcst._metadata_dependent import LazyValue
 from libcst.helpers import get_full_name_for_node
 from libcst.metadata import (
+    CodePosition,
     CodeRange,
     MetadataWrapper,
     PositionProvider,
@@ -55,6 +57,69 @@ class _Syntax:
         return self.wrapper.resolve(PositionProvider)
 
     @cached_property
+    def statement_lines(self) -> dict[cst.CSTNode, int]:
+        """Each top-level statement's first line (its first decorator's for a decorated
+        definition) as the stdlib parser places it; empty when the two parsers split the
+        module differently (`a = 1; b = 2` is one libcst line and two `ast` statements)."""
+        try:
+            body = ast.parse(self.text).body
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return {}
+        found: dict[cst.CSTNode, int] = {}
+        i = 0
+        for statement in self.module.body:
+            if i >= len(body):
+                return {}
+            first = body[i]
+            found[statement] = min([first.lineno, *(d.lineno for d in getattr(first, "decorator_list", ()))])
+            i += len(statement.body) if isinstance(statement, cst.SimpleStatementLine) else 1
+        return found if i == len(body) else {}
+
+    @cached_property
+    def line_offsets(self) -> list[int]:
+        """Where each line of the text starts (libcst's line breaks: `\\r\\n`, `\\r`, `\\n`)."""
+        return [0, *(m.end() for m in _LINE_BREAK.finditer(self.text))]
+
+    def statement_positions(self, statement: cst.CSTNode) -> dict[cst.CSTNode, CodeRange] | None:
+        """Positions of the nodes of one top-level statement, from a code generation pass over
+        that statement alone, moved to its line; None when its place in the text is not
+        certain (then the caller takes the whole-module pass)."""
+        memo = self._statement_positions
+        if statement in memo:
+            return memo[statement]
+        memo[statement] = None
+        first = self.statement_lines.get(statement)
+        leading = getattr(statement, "leading_lines", None)
+        if first is None or leading is None:
+            return None
+        top = first - len(leading)  # the line the statement's code (its leading lines) starts on
+        if not 1 <= top < len(self.line_offsets):
+            return None
+        alone = self.module.with_changes(body=[statement], header=(), footer=())
+        start = self.line_offsets[top - 1]
+        code = alone.code
+        if self.text[start : start + len(code)] != code and not (
+            not self.module.has_trailing_newline and self.text[start:] == code.rstrip("\r\n")
+        ):
+            return None
+        relative = MetadataWrapper(alone, unsafe_skip_copy=True).resolve(PositionProvider)
+        shift = top - 1
+        moved = {}
+        for node, value in relative.items():
+            if isinstance(value, LazyValue):
+                value = value()
+            moved[node] = CodeRange(
+                CodePosition(value.start.line + shift, value.start.column),
+                CodePosition(value.end.line + shift, value.end.column),
+            )
+        memo[statement] = moved
+        return moved
+
+    @cached_property
+    def _statement_positions(self) -> dict[cst.CSTNode, dict[cst.CSTNode, CodeRange] | None]:
+        return {}
+
+    @cached_property
     def tree(self) -> _Tree:
         return _Tree(self.module)
 
@@ -84,6 +149,7 @@ class _Syntax:
         return index, [(n.lineno, _ast_tail(n.func)) for n in calls]
 
 
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _RECENT: OrderedDict[str, _Syntax] = OrderedDict()
 RECENT_TEXTS = 2
 
@@ -199,6 +265,17 @@ class ParsedModule:
             parent = self.parent(parent)
 
     def position(self, node: cst.CSTNode) -> CodeRange:
+        """`PositionProvider`'s range for `node`; for a node inside a top-level statement, from
+        a pass over that statement alone (a diagnostic needs a few positions, not all)."""
+        if "positions" not in self._syntax.__dict__:
+            top = node
+            parent = self.parent(top)
+            while parent is not None and parent is not self.module:
+                top, parent = parent, self.parent(parent)
+            if parent is self.module:
+                found = self._syntax.statement_positions(top)
+                if found is not None and node in found:
+                    return found[node]
         value = self._positions[node]
         if isinstance(value, LazyValue):
             value = value()
