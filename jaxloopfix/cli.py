@@ -38,6 +38,9 @@ _CONTEXT = {"help_option_names": ["-h", "--help"]}
 @click.version_option(__version__, "-V", "--version", prog_name="jaxloopfix", message="%(prog)s %(version)s")
 def main() -> None:
     """Find Python loops that JAX unrolls under jit and rewrite them to `lax.scan`."""
+    from jaxloopfix.runtime import tune_gc
+
+    tune_gc()
 
 
 # --------------------------------------------------------------------------- check

@@ -469,4 +469,7 @@ def _suppress_edit(diagnostic: Diagnostic, index: _LineIndex) -> types.TextEdit 
 def start() -> None:
     """Serve on stdin/stdout until the client exits."""
     logging.basicConfig(level=logging.WARNING, format="jaxloopfix-lsp %(levelname)s: %(message)s")
+    from jaxloopfix.runtime import tune_gc
+
+    tune_gc()
     server.start_io()

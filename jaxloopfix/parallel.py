@@ -14,6 +14,8 @@ from concurrent.futures import Executor, ProcessPoolExecutor
 from contextlib import contextmanager
 from typing import TypeVar
 
+from jaxloopfix.runtime import tune_gc
+
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -40,7 +42,9 @@ class Pool:
             return [func(item) for item in items]
         if self._executor is None:
             # `spawn` never copies a parent's threads or locks; workers import only jaxloopfix.
-            self._executor = ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context("spawn"))
+            self._executor = ProcessPoolExecutor(
+                self.jobs, mp_context=multiprocessing.get_context("spawn"), initializer=tune_gc
+            )
         chunk = max(1, min(16, len(items) // (self.jobs * 4)))
         return list(self._executor.map(func, items, chunksize=chunk))
 

@@ -61,13 +61,46 @@ class _HookLog(cst.CSTVisitor):
         self.log.append(("exit", id(original_node), attribute))
 
 
+class _NamedHooks(cst.CSTVisitor):
+    """A visitor on libcst's default dispatch: named `visit_X`/`leave_X` and per-field hooks,
+    one returning False (children skipped), one returning None (children visited)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.log: list[tuple[str, int]] = []
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.log.append(("visit_Name", id(node)))
+
+    def leave_Name(self, original_node: cst.Name) -> None:
+        self.log.append(("leave_Name", id(original_node)))
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        self.log.append(("visit_Lambda", id(node)))
+        return False
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.log.append(("visit_FunctionDef", id(node)))
+
+    def visit_Call_func(self, node: cst.Call) -> None:
+        self.log.append(("visit_Call_func", id(node)))
+
+    def leave_Call_args(self, node: cst.Call) -> None:
+        self.log.append(("leave_Call_args", id(node)))
+
+    def leave_FormattedStringExpression_format_spec(self, node: cst.FormattedStringExpression) -> None:
+        self.log.append(("leave_format_spec", id(node)))
+
+
 @pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.name)
 def test_fast_visit_calls_the_hooks_libcst_calls(path: Path) -> None:
     module = cst.parse_module(path.read_text(encoding="utf-8"))
-    expected, got = _HookLog(), _HookLog()
-    libcst_visit(module, expected)
-    assert fast_visit(module, got) is module
-    assert got.log == expected.log
+    for visitor in (_HookLog, _NamedHooks):
+        expected, got = visitor(), visitor()
+        libcst_visit(module, expected)
+        assert fast_visit(module, got) is module
+        assert got.log == expected.log
+        assert got.log or visitor is _NamedHooks  # the module itself is always visited
 
 
 def _scope_facts(scope, name: str | None) -> object:

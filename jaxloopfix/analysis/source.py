@@ -139,12 +139,12 @@ class _Syntax:
     def call_lines(self) -> tuple[dict[cst.Call, int], list[tuple[int, str]]]:
         """Each libcst call's index in document order, and the stdlib `ast` calls' (line, callee's
         last name) in the same order: the lines of calls without a code generation pass."""
-        index = {node: i for i, node in enumerate(n for n in self.nodes if isinstance(n, cst.Call))}
+        index = {node: i for i, node in enumerate(n for n in self.nodes if type(n) is cst.Call)}
         try:
             tree = ast.parse(self.text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return index, []
-        calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+        calls = [n for n in ast.walk(tree) if type(n) is ast.Call]
         calls.sort(key=lambda n: (n.lineno, n.col_offset, -(n.end_lineno or 0), -(n.end_col_offset or 0)))
         return index, [(n.lineno, _ast_tail(n.func)) for n in calls]
 
@@ -360,8 +360,6 @@ class _Tree:
     a sequence); the walk reads them directly instead of rebuilding each node as a
     visitor does. Order is not kept: see `_document_order` for that."""
 
-    _fields: dict[type, tuple[str, ...]] = {}
-
     def __init__(self, module: cst.Module) -> None:
         self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
         self.names: set[str] = set()
@@ -369,34 +367,22 @@ class _Tree:
         self.defined: dict[type, set[str]] = {cst.FunctionDef: set(), cst.ClassDef: set()}
         # The names imports bind (`jnp`, `J` in `from jax import jit as J`, `jax.numpy`).
         self.imported: set[str] = set()
-        node_type = cst.CSTNode
         stack: list[cst.CSTNode] = [module]
+        parents = self.parents
+        name_type, import_type, definitions = cst.Name, cst.ImportAlias, self.defined
         while stack:
             node = stack.pop()
-            if isinstance(node, cst.Name):
-                self.names.add(node.value)
-            elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-                self.defined[type(node)].add(node.name.value)
-            elif isinstance(node, cst.ImportAlias):
-                alias = node.evaluated_alias
-                self.imported.add(alias if alias is not None else node.evaluated_name)
-            for name in self._names_of(type(node)):
-                value = getattr(node, name)
-                if isinstance(value, node_type):
-                    self.parents[value] = node
-                    stack.append(value)
-                elif isinstance(value, (tuple, list)):
-                    for item in value:
-                        if isinstance(item, node_type):
-                            self.parents[item] = node
-                            stack.append(item)
-
-    @classmethod
-    def _names_of(cls, node_class: type) -> tuple[str, ...]:
-        names = cls._fields.get(node_class)
-        if names is None:
-            names = cls._fields[node_class] = tuple(f.name for f in dataclasses.fields(node_class))
-        return names
+            kind = type(node)  # exact classes: libcst's are ABCs, slow under `isinstance`
+            if kind is name_type:
+                self.names.add(node.value)  # type: ignore[attr-defined]
+            elif kind in definitions:
+                definitions[kind].add(node.name.value)  # type: ignore[attr-defined]
+            elif kind is import_type:
+                alias = node.evaluated_alias  # type: ignore[attr-defined]
+                self.imported.add(alias if alias is not None else node.evaluated_name)  # type: ignore[attr-defined]
+            for child in children(node):
+                parents[child] = node
+                stack.append(child)
 
 
 def _document_order(module: cst.Module) -> dict[cst.CSTNode, tuple[int, int]]:

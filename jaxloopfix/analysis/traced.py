@@ -639,12 +639,14 @@ class TracedFinder:
         classes: list[cst.ClassDef] = []
         parsed = self.parsed
 
-        for node in parsed.nodes:
-            if isinstance(node, cst.FunctionDef):
+        function_type, call_type, class_type = cst.FunctionDef, cst.Call, cst.ClassDef
+        for node in parsed.nodes:  # exact classes: `isinstance` on libcst's ABCs is slow
+            kind = type(node)
+            if kind is function_type:
                 functions.append(node)
-            elif isinstance(node, cst.Call):
+            elif kind is call_type:
                 calls.append(node)
-            elif isinstance(node, cst.ClassDef):
+            elif kind is class_type:
                 classes.append(node)
 
         for func in functions:
@@ -833,8 +835,8 @@ class TracedFinder:
 
         host = finder._host_callbacks(outer)
 
-        for node in walk(outer, lambda n: n is outer or not isinstance(n, cst.FunctionDef)):
-            if isinstance(node, cst.FunctionDef):
+        for node in walk(outer, lambda n: n is outer or type(n) is not cst.FunctionDef):
+            if type(node) is cst.FunctionDef:
                 if node is not outer and node.name.value not in host:  # `jax.debug.callback(f, ...)`: on the host
                     found.append((node, f"defined inside traced function `{outer.name.value}`"))
             elif isinstance(node, cst.Call) and not finder._builds_message(node, outer):
@@ -972,7 +974,7 @@ class TracedFinder:
         """Names of functions `func` hands to host callbacks: they run on NumPy values, untraced."""
         names: set[str] = set()
         for node in walk(func):
-            if isinstance(node, cst.Call) and self._qname_in(node.func, HOST_CALLBACKS):
+            if type(node) is cst.Call and self._qname_in(node.func, HOST_CALLBACKS):
                 if node.args and isinstance(node.args[0].value, cst.Name):
                     names.add(node.args[0].value.value)
         return names

@@ -303,7 +303,10 @@ def own_nodes(func: cst.FunctionDef, kinds: type | tuple[type, ...]) -> list[cst
 
 def _own(node: cst.CSTNode) -> bool:
     """Whether a walk over a function's body enters `node` (not nested functions, classes, lambdas)."""
-    return not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda))
+    return type(node) not in _NESTED  # exact classes: `isinstance` on libcst's ABCs is slow
+
+
+_NESTED = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
 
 
 def _literal(expr: cst.BaseExpression) -> bool:

@@ -23,7 +23,7 @@ import dataclasses
 # (`FormattedStringExpression.format_spec`), per class and set of fields present.
 _ORDER: dict[type, tuple[str, ...] | None] = {}
 _LIBCST_VISIT = cst.CSTNode.visit
-_CONDITIONAL: dict[tuple[type, tuple[str, ...]], tuple[str, ...]] = {}
+_CONDITIONAL: dict[tuple[type, tuple[bool, ...]], tuple[str, ...]] = {}
 
 
 class _FieldRecorder(cst.CSTVisitor):
@@ -51,37 +51,60 @@ def _record(node: cst.CSTNode) -> tuple[str, ...]:
     return tuple(recorder.fields)
 
 
+_NAMES: dict[type, tuple[str, ...]] = {}
+
+
 def _fields(node: cst.CSTNode) -> tuple[str, ...]:
     kind = type(node)
-    if kind in _ORDER:
-        order = _ORDER[kind]
-        if order is not None:
-            return order
-    else:
+    order = _ORDER.get(kind, ())
+    if order:
+        return order
+    if kind not in _ORDER:
         order = _record(node)
-        skipped = [f.name for f in dataclasses.fields(node) if f.name not in order]
-        if not any(getattr(node, name) is None for name in skipped):
+        names = _NAMES[kind] = tuple(f.name for f in dataclasses.fields(node))
+        if not any(getattr(node, name) is None for name in names if name not in order):
             _ORDER[kind] = order  # every field that can hold a node was visited
             return order
         _ORDER[kind] = None
-    present = tuple(f.name for f in dataclasses.fields(node) if getattr(node, f.name) is not None)
-    key = (kind, present)
+    elif order is not None:
+        return order  # a class with no fields to visit
+    key = (kind, tuple(getattr(node, name) is not None for name in _NAMES[kind]))
     order = _CONDITIONAL.get(key)
     if order is None:
         order = _CONDITIONAL[key] = _record(node)
     return order
 
 
+# What a field's value is, by its type: 1 a node, 2 a sequence, 0 anything else. libcst's node
+# classes are ABCs, so `isinstance(value, CSTNode)` takes the slow `ABCMeta` path on every call.
+_KIND: dict[type, int] = {}
+
+
+def _kind(kind: type) -> int:
+    found = _KIND.get(kind)
+    if found is None:
+        found = _KIND[kind] = 1 if issubclass(kind, cst.CSTNode) else 2 if issubclass(kind, (tuple, list)) else 0
+    return found
+
+
 def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     """`node`'s children in document order (what `node.children` gives, without rebuilding `node`)."""
     out: list[cst.CSTNode] = []
-    node_type = cst.CSTNode
+    kinds = _KIND
     for name in _fields(node):
         value = getattr(node, name)
-        if isinstance(value, node_type):
+        kind = kinds.get(type(value))
+        if kind is None:
+            kind = _kind(type(value))
+        if kind == 1:
             out.append(value)
-        elif isinstance(value, (tuple, list)):
-            out.extend(item for item in value if isinstance(item, node_type))
+        elif kind == 2:
+            for item in value:
+                item_kind = kinds.get(type(item))
+                if item_kind is None:
+                    item_kind = _kind(type(item))
+                if item_kind == 1:
+                    out.append(item)
     return out
 
 
@@ -98,23 +121,89 @@ def walk(root: cst.CSTNode, descend: Callable[[cst.CSTNode], bool] | None = None
             stack.extend(reversed(children(node)))
 
 
+def _hook(visitor_type: type, name: str):  # type: ignore[no-untyped-def]
+    """The class's function `name`, or None when it is absent or one of libcst's no-op stubs."""
+    found = getattr(visitor_type, name, None)
+    return None if found is None or getattr(found, "_is_no_op", False) else found
+
+
+# Per (visitor class, node class): the hooks libcst's default `on_visit`, `on_leave`,
+# `on_visit_attribute` and `on_leave_attribute` would look up by name on every node, resolved
+# once (None: nothing to call). Where the visitor overrides one of those four methods
+# (`ScopeVisitor.on_leave`), its own method is called instead, as libcst does.
+_HOOKS: dict[tuple[type, type], tuple] = {}
+_THROUGH_METHOD = object()
+
+
+def _hooks(visitor_type: type, node: cst.CSTNode) -> tuple:
+    key = (visitor_type, type(node))
+    found = _HOOKS.get(key)
+    if found is not None:
+        return found
+    kind = type(node).__name__
+    base = cst.CSTVisitor
+
+    def resolved(method: str, name: str):  # type: ignore[no-untyped-def]
+        if getattr(visitor_type, method) is not getattr(base, method):
+            return _THROUGH_METHOD
+        return _hook(visitor_type, name)
+
+    fields = tuple(
+        (field, resolved("on_visit_attribute", f"visit_{kind}_{field}"),
+         resolved("on_leave_attribute", f"leave_{kind}_{field}"))
+        for field in _fields(node)
+    )
+    plan = (resolved("on_visit", f"visit_{kind}"), resolved("on_leave", f"leave_{kind}"), fields)
+    if _ORDER.get(type(node), False) is not None:  # the fields do not depend on which are present
+        _HOOKS[key] = plan
+    return plan
+
+
 def fast_visit(self: cst.CSTNode, visitor):  # type: ignore[no-untyped-def]
-    """`CSTNode.visit` for read-only visitors: the same hooks in the same order, no copies."""
+    """`CSTNode.visit` for read-only visitors: the same hooks in the same order, no copies.
+
+    The `visit_X`, `leave_X`, `visit_X_field` and `leave_X_field` methods libcst's
+    dispatching methods look up are looked up once per visitor and node class (libcst's
+    no-op stubs skipped); a dispatching method the visitor overrides is called as libcst
+    calls it."""
     if not isinstance(visitor, cst.CSTVisitor):
         return _LIBCST_VISIT(self, visitor)
-    if visitor.on_visit(self):
-        node_type = cst.CSTNode
-        for name in _fields(self):
-            visitor.on_visit_attribute(self, name)
+    enter, leave, fields = _hooks(type(visitor), self)
+    through = _THROUGH_METHOD
+    if enter is None:
+        go_on = True
+    elif enter is through:
+        go_on = visitor.on_visit(self)
+    else:
+        go_on = enter(visitor, self) is not False
+    if go_on:
+        kinds = _KIND
+        for name, enter_field, leave_field in fields:
+            if enter_field is through:
+                visitor.on_visit_attribute(self, name)
+            elif enter_field is not None:
+                enter_field(visitor, self)
             value = getattr(self, name)
-            if isinstance(value, node_type):
+            kind = kinds.get(type(value))
+            if kind is None:
+                kind = _kind(type(value))
+            if kind == 1:
                 value.visit(visitor)
-            elif isinstance(value, (tuple, list)):
+            elif kind == 2:
                 for item in value:
-                    if isinstance(item, node_type):
+                    item_kind = kinds.get(type(item))
+                    if item_kind is None:
+                        item_kind = _kind(type(item))
+                    if item_kind == 1:
                         item.visit(visitor)
-            visitor.on_leave_attribute(self, name)
-    visitor.on_leave(self)
+            if leave_field is through:
+                visitor.on_leave_attribute(self, name)
+            elif leave_field is not None:
+                leave_field(visitor, self)
+    if leave is through:
+        visitor.on_leave(self)
+    elif leave is not None:
+        leave(visitor, self)
     return self
 
 
