@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -34,11 +36,12 @@ class RuleError(Exception):
     """A rule raised: a bug in jaxloopfix, reported instead of crashing the run."""
 
 
-def parse(text: str, filename: str, reduced: Reduced | None = None) -> ParsedModule:
+def parse(text: str, filename: str, reduced: Reduced | None = None, ast_tree: ast.Module | None = None) -> ParsedModule:
+    """`ast_tree`: the stdlib parser's tree of `text`, when the pre-filter made one."""
     try:
         if reduced is not None:
             return ParsedModule(reduced.text, filename, reduced.hidden, reduced.bound)
-        return ParsedModule(text, filename)
+        return ParsedModule(text, filename, ast_tree=ast_tree)
     except cst.ParserSyntaxError as exc:
         return _raise_parse(exc)
     except RecursionError:
@@ -80,6 +83,7 @@ def lint_module(text: str, filename: str, settings: Settings, *, prefilter: bool
     rules = [rule for rule in ALL_RULES if settings.is_enabled(rule.code, filename)]
     site = settings.site
     reduced = None
+    tree = None
     try:
         need_loop = all(rule.needs_loop for rule in rules)
         if prefilter:
@@ -95,6 +99,7 @@ def lint_module(text: str, filename: str, settings: Settings, *, prefilter: bool
             if found is None:
                 return ModuleLint()
             reduced = found.reduce(text)
+            tree = found.tree
     except SyntaxProblem as exc:
         raise ParseError(exc.message, exc.row, exc.column) from None
     if not rules and site is None:
@@ -105,7 +110,7 @@ def lint_module(text: str, filename: str, settings: Settings, *, prefilter: bool
         if restored is not None:
             linted.diagnostics = restored
             return linted
-    return _lint_parsed(parse(text, filename), rules, settings)
+    return _lint_parsed(parse(text, filename, ast_tree=tree), rules, settings)
 
 
 def _restore_fixes(diagnostics: list[Diagnostic], reduced: Reduced) -> list[Diagnostic] | None:

@@ -38,7 +38,9 @@ class Pool:
         self._executor: Executor | None = None
 
     def map(self, func: Callable[[T], R], items: Sequence[T]) -> list[R]:
-        if self.jobs == 1 or len(items) < 2 * MIN_FILES_PER_WORKER:
+        # Once started (a first round with enough files), the workers take any later round of
+        # two files or more: the project pass's later rounds are small, and each file is a full analysis.
+        if self.jobs == 1 or len(items) < (2 if self._executor is not None else 2 * MIN_FILES_PER_WORKER):
             return [func(item) for item in items]
         if self._executor is None:
             # `spawn` never copies a parent's threads or locks; workers import only jaxloopfix.

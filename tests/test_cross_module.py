@@ -281,9 +281,9 @@ def test_class_flow_is_skipped_when_no_file_can_define_a_framework_class(
     parsed: list[str] = []
     real_parse = engine.parse
 
-    def recording_parse(text: str, filename: str, reduced=None):
+    def recording_parse(text: str, filename: str, reduced=None, ast_tree=None):
         parsed.append(Path(filename).name)
-        return real_parse(text, filename, reduced)
+        return real_parse(text, filename, reduced, ast_tree)
 
     monkeypatch.setattr(engine, "parse", recording_parse)
     assert _found(tmp_path) == {}

@@ -57,14 +57,21 @@ class _Syntax:
         return self.wrapper.resolve(PositionProvider)
 
     @cached_property
+    def ast_tree(self) -> ast.Module | None:
+        """The stdlib parser's tree of the same text (the pre-filter's, when it parsed this text)."""
+        try:
+            return ast.parse(self.text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+
+    @cached_property
     def statement_lines(self) -> dict[cst.CSTNode, int]:
         """Each top-level statement's first line (its first decorator's for a decorated
         definition) as the stdlib parser places it; empty when the two parsers split the
         module differently (`a = 1; b = 2` is one libcst line and two `ast` statements)."""
-        try:
-            body = ast.parse(self.text).body
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
+        if self.ast_tree is None:
             return {}
+        body = self.ast_tree.body
         found: dict[cst.CSTNode, int] = {}
         i = 0
         for statement in self.module.body:
@@ -129,22 +136,33 @@ class _Syntax:
 
     @cached_property
     def nodes(self) -> list[cst.CSTNode]:
-        return list(walk(self.module))
+        return self.tree.nodes
 
     @cached_property
-    def order(self) -> dict[cst.CSTNode, tuple[int, int]]:
-        return _document_order(self.module)
+    def index(self) -> dict[cst.CSTNode, int]:
+        """Each node's pre-order index (its place in `nodes`)."""
+        return {node: i for i, node in enumerate(self.nodes)}
+
+    @cached_property
+    def last(self) -> dict[cst.CSTNode, int]:
+        """Memo: a node's index of the last node in its subtree (filled as asked)."""
+        return {}
+
+    def order(self, node: cst.CSTNode) -> tuple[int, int]:
+        start = self.index[node]
+        end = self.last.get(node)
+        if end is None:
+            end = self.last[node] = start + sum(1 for _ in walk(node)) - 1
+        return start, end
 
     @cached_property
     def call_lines(self) -> tuple[dict[cst.Call, int], list[tuple[int, str]]]:
         """Each libcst call's index in document order, and the stdlib `ast` calls' (line, callee's
         last name) in the same order: the lines of calls without a code generation pass."""
         index = {node: i for i, node in enumerate(n for n in self.nodes if type(n) is cst.Call)}
-        try:
-            tree = ast.parse(self.text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
+        if self.ast_tree is None:
             return index, []
-        calls = [n for n in ast.walk(tree) if type(n) is ast.Call]
+        calls = [n for n in ast.walk(self.ast_tree) if type(n) is ast.Call]
         calls.sort(key=lambda n: (n.lineno, n.col_offset, -(n.end_lineno or 0), -(n.end_col_offset or 0)))
         return index, [(n.lineno, _ast_tail(n.func)) for n in calls]
 
@@ -168,7 +186,12 @@ class ParsedModule:
     """A libcst module plus resolved metadata keyed by node identity."""
 
     def __init__(
-        self, text: str, filename: str, hidden: frozenset[str] = frozenset(), bound: frozenset[str] = frozenset()
+        self,
+        text: str,
+        filename: str,
+        hidden: frozenset[str] = frozenset(),
+        bound: frozenset[str] = frozenset(),
+        ast_tree: ast.Module | None = None,
     ) -> None:
         self.text = text
         self.filename = filename
@@ -177,6 +200,8 @@ class ParsedModule:
         self.hidden = hidden
         self.bound = bound
         syntax = self._syntax = _syntax(text)
+        if ast_tree is not None:  # `ast_tree`: the stdlib parser's tree of `text`, if one was made
+            syntax.__dict__.setdefault("ast_tree", ast_tree)
         self.module = syntax.module
         self.wrapper = syntax.wrapper
         self._qnames = syntax.qnames
@@ -198,13 +223,10 @@ class ParsedModule:
         """Every node of the module in document order (walked once per text)."""
         return self._syntax.nodes
 
-    @property
-    def _order(self) -> dict[cst.CSTNode, tuple[int, int]]:
-        return self._syntax.order
-
     def order(self, node: cst.CSTNode) -> tuple[int, int]:
-        """(pre-order index, index of the last node in its subtree): cheap document order."""
-        return self._order[node]
+        """(pre-order index, index of the last node in its subtree): cheap document order
+        (a subtree's end is counted when first asked: callers ask about loops and statements)."""
+        return self._syntax.order(node)
 
     def contains(self, outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
         o_start, o_end = self.order(outer)
@@ -354,11 +376,12 @@ def shorten(code: str, limit: int = 60) -> str:
 
 
 class _Tree:
-    """Every node's parent, and the module's identifiers, from one walk over node fields.
+    """Every node's parent, the nodes in document order and the module's identifiers, from
+    one walk over node fields.
 
     A libcst node's children are exactly the nodes in its dataclass fields (alone or in
     a sequence); the walk reads them directly instead of rebuilding each node as a
-    visitor does. Order is not kept: see `_document_order` for that."""
+    visitor does."""
 
     def __init__(self, module: cst.Module) -> None:
         self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
@@ -367,8 +390,10 @@ class _Tree:
         self.defined: dict[type, set[str]] = {cst.FunctionDef: set(), cst.ClassDef: set()}
         # The names imports bind (`jnp`, `J` in `from jax import jit as J`, `jax.numpy`).
         self.imported: set[str] = set()
+        # Every node in document order (pre-order), as `walk(module)` gives them.
+        self.nodes: list[cst.CSTNode] = []
         stack: list[cst.CSTNode] = [module]
-        parents = self.parents
+        parents, nodes = self.parents, self.nodes
         name_type, import_type, definitions = cst.Name, cst.ImportAlias, self.defined
         while stack:
             node = stack.pop()
@@ -380,23 +405,8 @@ class _Tree:
             elif kind is import_type:
                 alias = node.evaluated_alias  # type: ignore[attr-defined]
                 self.imported.add(alias if alias is not None else node.evaluated_name)  # type: ignore[attr-defined]
-            for child in children(node):
+            nodes.append(node)
+            found = children(node)
+            for child in found:
                 parents[child] = node
-                stack.append(child)
-
-
-def _document_order(module: cst.Module) -> dict[cst.CSTNode, tuple[int, int]]:
-    order: dict[cst.CSTNode, tuple[int, int]] = {}
-    starts: dict[cst.CSTNode, int] = {}
-    counter = 0
-    stack: list[tuple[cst.CSTNode, bool]] = [(module, False)]
-    while stack:
-        node, left = stack.pop()
-        if left:
-            order[node] = (starts[node], counter - 1)
-            continue
-        starts[node] = counter
-        counter += 1
-        stack.append((node, True))
-        stack.extend((child, False) for child in reversed(children(node)))
-    return order
+            stack.extend(reversed(found))  # popped in document order

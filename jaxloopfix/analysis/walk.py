@@ -131,12 +131,13 @@ def _hook(visitor_type: type, name: str):  # type: ignore[no-untyped-def]
 # `on_visit_attribute` and `on_leave_attribute` would look up by name on every node, resolved
 # once (None: nothing to call). Where the visitor overrides one of those four methods
 # (`ScopeVisitor.on_leave`), its own method is called instead, as libcst does.
-_HOOKS: dict[tuple[type, type], tuple] = {}
+_HOOKS: dict[tuple[type, type, int], tuple] = {}
 _THROUGH_METHOD = object()
 
 
 def _hooks(visitor_type: type, node: cst.CSTNode) -> tuple:
-    key = (visitor_type, type(node))
+    order = _fields(node)
+    key = (visitor_type, type(node), id(order))  # `order` tuples live in `_ORDER`/`_CONDITIONAL` for good
     found = _HOOKS.get(key)
     if found is not None:
         return found
@@ -151,11 +152,9 @@ def _hooks(visitor_type: type, node: cst.CSTNode) -> tuple:
     fields = tuple(
         (field, resolved("on_visit_attribute", f"visit_{kind}_{field}"),
          resolved("on_leave_attribute", f"leave_{kind}_{field}"))
-        for field in _fields(node)
+        for field in order
     )
-    plan = (resolved("on_visit", f"visit_{kind}"), resolved("on_leave", f"leave_{kind}"), fields)
-    if _ORDER.get(type(node), False) is not None:  # the fields do not depend on which are present
-        _HOOKS[key] = plan
+    plan = _HOOKS[key] = (resolved("on_visit", f"visit_{kind}"), resolved("on_leave", f"leave_{kind}"), fields)
     return plan
 
 

@@ -62,11 +62,14 @@ class FileContext:
         constants = module_constants(self.parsed)
         plans: list[LoopPlan] = []
         for traced in self.traced.values():
+            loops = own_nodes(traced.node, cst.For)
+            if not loops:
+                continue  # a planner's analyses of the function are for its loops only
             planner = LoopPlanner(
                 self.parsed, traced, constants, self.settings.min_trip_count, self.finder.is_module_class,
                 self.settings.site, self.finder.links.declarations.add,
             )
-            for loop in own_nodes(traced.node, cst.For):
+            for loop in loops:
                 plan = planner.plan(loop)
                 if plan is not None:
                     plans.append(plan)
@@ -91,8 +94,6 @@ class FileContext:
         for loop, evidence in self.skipped:
             line = self.parsed.position(loop).start.line
             print(f"{self.parsed.filename}:{line}: loop not reported: {evidence}", file=out)
-
-
 
 
 def node_diagnostic(
