@@ -133,6 +133,8 @@ def _hook(visitor_type: type, name: str):  # type: ignore[no-untyped-def]
 # (`ScopeVisitor.on_leave`), its own method is called instead, as libcst does.
 _HOOKS: dict[tuple[type, type, int], tuple] = {}
 _THROUGH_METHOD = object()
+# Whether a visitor class is a read-only `CSTVisitor` (not a transformer), per class.
+_READ_ONLY: dict[type, bool] = {}
 
 
 def _hooks(visitor_type: type, node: cst.CSTNode) -> tuple:
@@ -165,9 +167,13 @@ def fast_visit(self: cst.CSTNode, visitor):  # type: ignore[no-untyped-def]
     dispatching methods look up are looked up once per visitor and node class (libcst's
     no-op stubs skipped); a dispatching method the visitor overrides is called as libcst
     calls it."""
-    if not isinstance(visitor, cst.CSTVisitor):
+    visitor_type = type(visitor)
+    read_only = _READ_ONLY.get(visitor_type)
+    if read_only is None:
+        read_only = _READ_ONLY[visitor_type] = issubclass(visitor_type, cst.CSTVisitor)
+    if not read_only:
         return _LIBCST_VISIT(self, visitor)
-    enter, leave, fields = _hooks(type(visitor), self)
+    enter, leave, fields = _hooks(visitor_type, self)
     through = _THROUGH_METHOD
     if enter is None:
         go_on = True
