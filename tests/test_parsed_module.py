@@ -198,6 +198,37 @@ def test_parents_names_and_qualified_names_match_libcst_providers(path: Path, li
     assert parsed.all_names == frozenset(names_in(parsed.module))
 
 
+@pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.name)
+def test_the_name_screen_never_rules_out_a_qualified_name(path: Path) -> None:
+    """`may_be_named(node, targets)` answers without scopes; it may say yes wrongly, never no
+    wrongly: for every name libcst gives a node (outside a function's locals, a class body or
+    a relative import), the screen lets it through."""
+    parsed = ParsedModule(path.read_text(encoding="utf-8"), str(path))
+    for node in descendants(parsed.module):
+        if not isinstance(node, (cst.Name, cst.Attribute)):
+            continue
+        for name in parsed.qualified_names(node):
+            head = name.split(".", 1)[0]
+            if "<locals>" in name or name.startswith(".") or parsed.may_define(head, cst.ClassDef):
+                continue
+            assert parsed.may_be_named(node, frozenset({name})), (name, parsed.code(node))
+
+
+def test_the_name_screen_follows_imports_and_rules_out_the_rest() -> None:
+    text = (
+        "import jax.numpy\nimport jax.numpy as jnp\nfrom jax import jit as J\nfrom .layers import scan\n\n"
+        "def f(xs, jit):\n    def g(): import flax.linen as nn; return nn.scan\n"
+        "    return J, jnp.stack, jax.numpy.stack, jit, scan, range, xs.map\n"
+    )
+    parsed = ParsedModule(text, "t.py")
+    by_code = {parsed.code(n): n for n in descendants(parsed.module) if isinstance(n, (cst.Name, cst.Attribute))}
+    targets = frozenset({"jax.jit", "jax.numpy.stack", "jax.lax.scan", "flax.linen.scan", "builtins.range", "jax.lax.map"})
+    passed = {code for code, node in by_code.items() if parsed.may_be_named(node, targets)}
+    assert {"J", "jnp.stack", "jax.numpy.stack", "range", "nn.scan"} <= passed
+    # A parameter named `jit`, a relative import's `scan`, a method on a parameter: never targets.
+    assert not {"jit", "scan", "xs.map"} & passed
+
+
 def test_qualified_names_follow_aliases_and_shadowing() -> None:
     parsed = ParsedModule(
         "import jax as jx\nfrom jax import lax as L\n\ndef f(jx):\n    return jx.jit\n\ng = L.scan\nh = jx.jit\n",

@@ -249,18 +249,32 @@ class ParsedModule:
         """False when no qualified name of `node` (a Name or Attribute) can be one of `targets`,
         known without resolving any scope.
 
-        libcst names a dotted expression after its binding: `prefix.<dotted>` for a local or
-        module binding, `<imported name>.<rest>` for an import, `builtins.<head>`; every such
-        name ends with the expression's last part unless the whole expression is an import's
-        alias. Asked first, it spares the scope analysis of the many functions whose calls
+        libcst names a dotted expression after the binding of its longest bound prefix:
+        `<what the import binds>.<rest>` for an import, `<dotted>` for a module-level
+        binding, `f.<locals>.<dotted>` (never a target) for a local one, `builtins.<dotted>`
+        for a builtin. So a target is possible only as the expression itself, as a builtin,
+        or through some import in the module (any scope: a superset) binding one of its
+        prefixes. Asked first, it spares the scope analysis of the many functions whose calls
         are never transforms."""
         dotted = get_full_name_for_node(node)
         if dotted is None:
             return True
-        if dotted.rpartition(".")[2] in _last_parts(targets) or dotted in self._tree.imported:
+        if dotted in targets:
             return True
         head = dotted.partition(".")[0]
-        return hasattr(builtins, head) and f"builtins.{head}" in targets
+        if hasattr(builtins, head) and (f"builtins.{dotted}" in targets or f"builtins.{head}" in targets):
+            return True
+        sources = self._tree.import_sources
+        end = -1
+        while True:
+            end = dotted.find(".", end + 1)
+            prefix = dotted if end == -1 else dotted[:end]
+            rest = "" if end == -1 else dotted[end:]
+            for source in sources.get(prefix, ()):
+                if source + rest in targets:
+                    return True
+            if end == -1:
+                return False
 
     def may_define(self, name: str, kind: type) -> bool:
         """Whether a `def` (kind FunctionDef) or `class` (ClassDef) anywhere in the module binds `name`."""
@@ -349,11 +363,6 @@ def _ast_tail(func: ast.expr) -> str:
     return type(func).__name__
 
 
-@cache
-def _last_parts(targets: frozenset[str]) -> frozenset[str]:
-    return frozenset(t.rpartition(".")[2] for t in targets)
-
-
 def descendants(node: cst.CSTNode) -> list[cst.CSTNode]:
     """`node` and every node below it, in document order."""
     return list(walk(node))
@@ -388,13 +397,16 @@ class _Tree:
         self.names: set[str] = set()
         # Names of the module's functions and classes (at any depth).
         self.defined: dict[type, set[str]] = {cst.FunctionDef: set(), cst.ClassDef: set()}
-        # The names imports bind (`jnp`, `J` in `from jax import jit as J`, `jax.numpy`).
-        self.imported: set[str] = set()
+        # What the names absolute imports bind stand for, at any depth of the module:
+        # `jnp` -> {"jax.numpy"}, `J` -> {"jax.jit"} (`from jax import jit as J`), and for
+        # `import jax.numpy` both `jax` and `jax.numpy` themselves.
+        self.import_sources: dict[str, set[str]] = {}
         # Every node in document order (pre-order), as `walk(module)` gives them.
         self.nodes: list[cst.CSTNode] = []
         stack: list[cst.CSTNode] = [module]
         parents, nodes = self.parents, self.nodes
-        name_type, import_type, definitions = cst.Name, cst.ImportAlias, self.defined
+        name_type, definitions = cst.Name, self.defined
+        import_types = (cst.Import, cst.ImportFrom)
         while stack:
             node = stack.pop()
             kind = type(node)  # exact classes: libcst's are ABCs, slow under `isinstance`
@@ -402,11 +414,31 @@ class _Tree:
                 self.names.add(node.value)  # type: ignore[attr-defined]
             elif kind in definitions:
                 definitions[kind].add(node.name.value)  # type: ignore[attr-defined]
-            elif kind is import_type:
-                alias = node.evaluated_alias  # type: ignore[attr-defined]
-                self.imported.add(alias if alias is not None else node.evaluated_name)  # type: ignore[attr-defined]
+            elif kind in import_types:
+                self._bind(node)  # type: ignore[arg-type]
             nodes.append(node)
             found = children(node)
             for child in found:
                 parents[child] = node
             stack.extend(reversed(found))  # popped in document order
+
+    def _bind(self, node: cst.Import | cst.ImportFrom) -> None:
+        if isinstance(node.names, cst.ImportStar):
+            return  # binds nothing libcst names
+        module = None
+        if isinstance(node, cst.ImportFrom):
+            if node.relative or node.module is None:
+                return  # named relatively (`.layers.step`): never a target's absolute name
+            module = get_full_name_for_node(node.module)
+        sources = self.import_sources
+        for alias in node.names:
+            name, bound = alias.evaluated_name, alias.evaluated_alias
+            if module is not None:
+                sources.setdefault(bound or name, set()).add(f"{module}.{name}")
+            elif bound is not None:
+                sources.setdefault(bound, set()).add(name)
+            else:
+                parts = name.split(".")
+                for end in range(1, len(parts) + 1):
+                    prefix = ".".join(parts[:end])
+                    sources.setdefault(prefix, set()).add(prefix)
