@@ -213,7 +213,7 @@ def check_paths(
             results[path] = FileResult(filename=str(path), warnings=[exc.file_error])
         except SourceError as exc:
             results[path] = FileResult(filename=str(path), errors=[exc.file_error])
-    context = {} if isolated else _context_sources(list(found.files), settings)
+    context = {} if isolated else _context_sources(list(found.files), settings, [Path(p) for p in paths])
     sources.update(context)
     with pool(1 if verify is not None else jobs) as workers:
         flow, linted = _rounds(sources, settings, workers, cache)
@@ -232,12 +232,12 @@ def check_paths(
     return errors + [results[path] for path in found.files]
 
 
-def _context_sources(files: list[Path], settings: Settings) -> dict[Path, SourceFile]:
+def _context_sources(files: list[Path], settings: Settings, given: list[Path] | None = None) -> dict[Path, SourceFile]:
     """The readable other files of the projects `files` belong to; unreadable ones are left out silently."""
     from jaxloopfix.project_context import context_files
 
     out: dict[Path, SourceFile] = {}
-    for path in context_files(files, settings):
+    for path in context_files(files, settings, given or ()):
         try:
             out[path] = read_source(path, max_file_size=settings.max_file_size)
         except SourceError:

@@ -20,20 +20,42 @@ from jaxloopfix.files import discover
 ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
 
 
-def project_root(path: Path) -> Path | None:
-    """The nearest directory at or above `path` that marks a project, or None."""
-    start = Path(os.path.abspath(path))
-    directories = [start, *start.parents] if start.is_dir() else list(start.parents)
-    for directory in directories:
-        if any((directory / marker).exists() for marker in ROOT_MARKERS):
-            return directory
-    return None
+def project_root(path: Path, memo: dict[str, Path | None] | None = None) -> Path | None:
+    """The nearest directory at or above `path` that marks a project, or None.
+
+    `memo` keeps each directory's answer across the files of one run."""
+    start = os.path.abspath(path)
+    directory = start if os.path.isdir(start) else os.path.dirname(start)
+    memo = {} if memo is None else memo
+    visited = []
+    found: Path | None = None
+    while True:
+        if directory in memo:
+            found = memo[directory]
+            break
+        visited.append(directory)
+        if any(os.path.exists(os.path.join(directory, marker)) for marker in ROOT_MARKERS):
+            found = Path(directory)
+            break
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            break
+        directory = parent
+    for seen in visited:
+        memo[seen] = found
+    return found
 
 
-def context_files(files: Iterable[Path], settings: Settings) -> list[Path]:
-    """The other Python files of the projects that `files` belong to (excludes and `.gitignore` honoured)."""
+def context_files(files: Iterable[Path], settings: Settings, given: Iterable[Path] = ()) -> list[Path]:
+    """The other Python files of the projects that `files` belong to (excludes and `.gitignore` honoured).
+
+    `given`: the paths the run was asked to check; a project root among them was walked
+    already, so it has no other files to add."""
     files = list(files)
-    roots = sorted({root for f in files if (root := project_root(f)) is not None})
+    memo: dict[str, Path | None] = {}
+    roots = sorted({root for f in files if (root := project_root(f, memo)) is not None})
+    walked = {os.path.realpath(p) for p in given if os.path.isdir(p)}
+    roots = [root for root in roots if os.path.realpath(root) not in walked]
     if not roots:
         return []
     have = {os.path.realpath(f) for f in files}

@@ -47,6 +47,11 @@ def test_the_project_root_is_the_nearest_marked_directory(project):
     assert project_root(project / "seqmodel" / "layers.py") == project
     others = {p.name for p in context_files([project / "seqmodel" / "layers.py"], Settings())}
     assert others == {"__init__.py", "train.py"}
+    # A run asked to check the project root itself has walked every file already.
+    assert context_files([project / "seqmodel" / "layers.py"], Settings(), given=[project]) == []
+    memo: dict = {}
+    assert project_root(project / "seqmodel" / "train.py", memo) == project
+    assert project_root(project / "seqmodel" / "layers.py", memo) == project and memo
 
 
 def test_a_file_checked_alone_gets_the_project_diagnostics_and_isolated_turns_that_off(project):
