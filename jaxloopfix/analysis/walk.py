@@ -13,7 +13,7 @@ without the copies. Transformers keep libcst's own `visit`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 import libcst as cst
 
@@ -87,24 +87,24 @@ def _kind(kind: type) -> int:
     return found
 
 
+def _nodes_in(value: object) -> Sequence[cst.CSTNode]:
+    """The nodes a field's value holds: the value itself, a sequence's nodes, or none."""
+    kinds = _KIND
+    kind = kinds.get(type(value))
+    if kind is None:
+        kind = _kind(type(value))
+    if kind == 1:
+        return (value,)  # type: ignore[return-value]
+    if kind == 2:
+        return [item for item in value if (kinds.get(type(item)) or _kind(type(item))) == 1]  # type: ignore[attr-defined]
+    return ()
+
+
 def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     """`node`'s children in document order (what `node.children` gives, without rebuilding `node`)."""
     out: list[cst.CSTNode] = []
-    kinds = _KIND
     for name in _fields(node):
-        value = getattr(node, name)
-        kind = kinds.get(type(value))
-        if kind is None:
-            kind = _kind(type(value))
-        if kind == 1:
-            out.append(value)
-        elif kind == 2:
-            for item in value:
-                item_kind = kinds.get(type(item))
-                if item_kind is None:
-                    item_kind = _kind(type(item))
-                if item_kind == 1:
-                    out.append(item)
+        out.extend(_nodes_in(getattr(node, name)))
     return out
 
 
@@ -182,25 +182,13 @@ def fast_visit(self: cst.CSTNode, visitor):  # type: ignore[no-untyped-def]
     else:
         go_on = enter(visitor, self) is not False
     if go_on:
-        kinds = _KIND
         for name, enter_field, leave_field in fields:
             if enter_field is through:
                 visitor.on_visit_attribute(self, name)
             elif enter_field is not None:
                 enter_field(visitor, self)
-            value = getattr(self, name)
-            kind = kinds.get(type(value))
-            if kind is None:
-                kind = _kind(type(value))
-            if kind == 1:
-                value.visit(visitor)
-            elif kind == 2:
-                for item in value:
-                    item_kind = kinds.get(type(item))
-                    if item_kind is None:
-                        item_kind = _kind(type(item))
-                    if item_kind == 1:
-                        item.visit(visitor)
+            for child in _nodes_in(getattr(self, name)):
+                child.visit(visitor)
             if leave_field is through:
                 visitor.on_leave_attribute(self, name)
             elif leave_field is not None:
