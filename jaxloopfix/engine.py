@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace

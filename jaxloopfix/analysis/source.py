@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import ast
 import builtins
-import dataclasses
 import re
 from collections import OrderedDict
 from collections.abc import Iterator
-from functools import cache, cached_property
+from functools import cached_property
 
 import libcst as cst
 from libcst._metadata_dependent import LazyValue
@@ -50,6 +49,10 @@ class _Syntax:
         self.module = cst.parse_module(text)
         self.wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
         self.qnames: dict[cst.CSTNode, frozenset[str]] = {}
+        # Memos filled as asked: positions per top-level statement (None: take the whole-module
+        # pass), and the index of the last node in a node's subtree.
+        self.statement_ranges: dict[cst.CSTNode, dict[cst.CSTNode, CodeRange] | None] = {}
+        self.last: dict[cst.CSTNode, int] = {}
 
     @cached_property
     def positions(self):
@@ -91,7 +94,7 @@ class _Syntax:
         """Positions of the nodes of one top-level statement, from a code generation pass over
         that statement alone, moved to its line; None when its place in the text is not
         certain (then the caller takes the whole-module pass)."""
-        memo = self._statement_positions
+        memo = self.statement_ranges
         if statement in memo:
             return memo[statement]
         memo[statement] = None
@@ -123,10 +126,6 @@ class _Syntax:
         return moved
 
     @cached_property
-    def _statement_positions(self) -> dict[cst.CSTNode, dict[cst.CSTNode, CodeRange] | None]:
-        return {}
-
-    @cached_property
     def tree(self) -> _Tree:
         return _Tree(self.module)
 
@@ -142,11 +141,6 @@ class _Syntax:
     def index(self) -> dict[cst.CSTNode, int]:
         """Each node's pre-order index (its place in `nodes`)."""
         return {node: i for i, node in enumerate(self.nodes)}
-
-    @cached_property
-    def last(self) -> dict[cst.CSTNode, int]:
-        """Memo: a node's index of the last node in its subtree (filled as asked)."""
-        return {}
 
     def order(self, node: cst.CSTNode) -> tuple[int, int]:
         start = self.index[node]

@@ -52,22 +52,20 @@ def _record(node: cst.CSTNode) -> tuple[str, ...]:
 
 
 _NAMES: dict[type, tuple[str, ...]] = {}
+_UNSEEN: tuple[str, ...] = ("<unseen>",)
 
 
 def _fields(node: cst.CSTNode) -> tuple[str, ...]:
     kind = type(node)
-    order = _ORDER.get(kind, ())
-    if order:
-        return order
-    if kind not in _ORDER:
+    order = _ORDER.get(kind, _UNSEEN)
+    if order is _UNSEEN:
         order = _record(node)
         names = _NAMES[kind] = tuple(f.name for f in dataclasses.fields(node))
-        if not any(getattr(node, name) is None for name in names if name not in order):
-            _ORDER[kind] = order  # every field that can hold a node was visited
-            return order
-        _ORDER[kind] = None
-    elif order is not None:
-        return order  # a class with no fields to visit
+        if any(getattr(node, name) is None for name in names if name not in order):
+            order = None  # a field left out may be one visited when present: record per shape
+        _ORDER[kind] = order
+    if order is not None:
+        return order
     key = (kind, tuple(getattr(node, name) is not None for name in _NAMES[kind]))
     order = _CONDITIONAL.get(key)
     if order is None:
