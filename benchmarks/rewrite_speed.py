@@ -6,11 +6,18 @@ unsafe fixes, since the arguments are unannotated) on SOURCE, so the numbers
 are for exactly the code `jaxloopfix check --fix --unsafe-fixes` writes.
 
     python benchmarks/rewrite_speed.py [--lengths 10,100,1000] [--repeats N] [--markdown]
+                                       [--tune-unroll] [--grad]
 
 An unrolled loop's compile time grows with its trip count, so a budget
 (`--max-compile-s`) skips lengths whose unrolled compile is predicted to take
 longer; the first model (the RNN) always runs every length. Progress goes to
 stderr, the tables to stdout.
+
+`--tune-unroll` also times the tool's rewrite written with `lax.scan(...,
+unroll=k)` for k in 1, 2, 4, 8, 16 (each from `apply_fixes` with that unroll
+setting) and reports the k that `verify --tune-unroll` would choose. `--grad`
+adds a second program per model: the jitted gradient of the summed outputs
+with respect to the first argument, the program training compiles.
 """
 
 from __future__ import annotations
@@ -32,9 +39,9 @@ import numpy as np
 
 from jaxloopfix.config import Settings
 from jaxloopfix.engine import apply_fixes
-from jaxloopfix.verify.measure import measure, ratios
+from jaxloopfix.verify.measure import measure, ratios, tune_unroll
 
-SOURCE = '''\
+SOURCE = """\
 import jax
 import jax.numpy as jnp
 
@@ -78,24 +85,57 @@ def masked_rnn(params, xs, mask):
         new_h = jnp.tanh(xs[t] @ params["W_x"] + h @ params["W_h"] + params["b"])
         h = jnp.where(mask[t], new_h, h)
     return h
-'''
+"""
 
 MODELS = ("elman_rnn", "lstm", "gae", "masked_rnn")
+UNROLLS = (1, 2, 4, 8, 16)
 BATCH = 8
 FEATURES = 32  # input and hidden size: small, so the T=1000 unrolled compile stays tolerable on a laptop CPU
 # Used to extrapolate an unrolled compile time to a longer trip count before a model has two measured lengths.
 DEFAULT_GROWTH_EXPONENT = 1.3
 
 
+def rewrite(unroll: int = 1) -> dict[str, Any]:
+    """Exec the tool's rewrite of SOURCE, written with `lax.scan(..., unroll=unroll)`, into a fresh namespace."""
+    fixed, _, applied = apply_fixes(
+        SOURCE, "models.py", Settings(scan_unroll=unroll), unsafe=True
+    )
+    assert applied == len(MODELS), (
+        f"expected {len(MODELS)} fixes, the tool applied {applied}"
+    )
+    if unroll != 1:
+        assert f"unroll={unroll}" in fixed, (
+            f"the rewrite does not carry unroll={unroll}"
+        )
+    namespace: dict[str, Any] = {
+        "__name__": f"models_scan_unroll{unroll}",
+        "__source__": fixed,
+    }
+    exec(compile(fixed, f"models_scan_unroll{unroll}.py", "exec"), namespace)
+    return namespace
+
+
 def build_versions() -> tuple[dict[str, Any], dict[str, Any], str]:
     """Exec SOURCE and the tool's rewrite of it into separate namespaces."""
-    fixed, _, applied = apply_fixes(SOURCE, "models.py", Settings(), unsafe=True)
-    assert applied == len(MODELS), f"expected {len(MODELS)} fixes, the tool applied {applied}"
     loop_ns: dict[str, Any] = {"__name__": "models_loop"}
-    scan_ns: dict[str, Any] = {"__name__": "models_scan"}
     exec(compile(SOURCE, "models_loop.py", "exec"), loop_ns)
-    exec(compile(fixed, "models_scan.py", "exec"), scan_ns)
-    return loop_ns, scan_ns, fixed
+    scan_ns = rewrite()
+    return loop_ns, scan_ns, scan_ns["__source__"]
+
+
+def gradient(model_fn: Callable) -> Callable:
+    """The jitted gradient of the model's summed outputs with respect to its first argument."""
+
+    def loss(*args: Any) -> jax.Array:
+        return sum(jnp.sum(leaf) for leaf in jax.tree_util.tree_leaves(model_fn(*args)))
+
+    return jax.jit(jax.grad(loss))
+
+
+def program(namespace: dict[str, Any], model: str, kind: str) -> Callable:
+    """The model's forward function, or its gradient."""
+    fn = namespace[model]
+    return fn if kind == "forward" else gradient(fn)
 
 
 def make_inputs(model: str, length: int, seed: int = 0) -> tuple:
@@ -107,15 +147,25 @@ def make_inputs(model: str, length: int, seed: int = 0) -> tuple:
         return jnp.asarray(rng.standard_normal(shape).astype(np.float32) * scale)
 
     if model in ("elman_rnn", "masked_rnn"):
-        params = {"W_x": normal(d, d, scale=d**-0.5), "W_h": normal(d, d, scale=d**-0.5), "b": normal(d, scale=0.1)}
+        params = {
+            "W_x": normal(d, d, scale=d**-0.5),
+            "W_h": normal(d, d, scale=d**-0.5),
+            "b": normal(d, scale=0.1),
+        }
         xs = normal(length, b, d)
         if model == "elman_rnn":
             return (params, xs)
-        lengths = rng.integers(1, length + 1, size=b)  # padded batch: sequence b is valid for t < lengths[b]
+        lengths = rng.integers(
+            1, length + 1, size=b
+        )  # padded batch: sequence b is valid for t < lengths[b]
         mask = jnp.asarray(np.arange(length)[:, None, None] < lengths[None, :, None])
         return (params, xs, mask)
     if model == "lstm":
-        params = {"W": normal(d, 4 * d, scale=d**-0.5), "U": normal(d, 4 * d, scale=d**-0.5), "b": normal(4 * d, scale=0.1)}
+        params = {
+            "W": normal(d, 4 * d, scale=d**-0.5),
+            "U": normal(d, 4 * d, scale=d**-0.5),
+            "b": normal(4 * d, scale=0.1),
+        }
         return (params, normal(length, b, d), jnp.zeros((b, d)), jnp.zeros((b, d)))
     if model == "gae":
         rewards = normal(length, b)
@@ -125,7 +175,9 @@ def make_inputs(model: str, length: int, seed: int = 0) -> tuple:
     raise ValueError(model)
 
 
-def outputs_agree(loop_fn: Callable, scan_fn: Callable, args: tuple) -> tuple[bool, float]:
+def outputs_agree(
+    loop_fn: Callable, scan_fn: Callable, args: tuple
+) -> tuple[bool, float]:
     """Whether the scan version matches the loop, and the largest absolute difference.
 
     The loop runs eagerly (jit disabled): compiling the unrolled loop a second
@@ -135,7 +187,11 @@ def outputs_agree(loop_fn: Callable, scan_fn: Callable, args: tuple) -> tuple[bo
         expected = loop_fn(*args)
     actual = scan_fn(*args)
     ok, worst = True, 0.0
-    for e, a in zip(jax.tree_util.tree_leaves(expected), jax.tree_util.tree_leaves(actual), strict=True):
+    for e, a in zip(
+        jax.tree_util.tree_leaves(expected),
+        jax.tree_util.tree_leaves(actual),
+        strict=True,
+    ):
         e, a = np.asarray(e), np.asarray(a)
         ok = ok and e.shape == a.shape and bool(np.allclose(e, a, rtol=1e-4, atol=1e-5))
         if e.shape == a.shape and e.size:
@@ -151,6 +207,10 @@ class Row:
     scan: dict
     agree: bool
     max_abs_diff: float
+    kind: str = "forward"
+    tuned: dict | None = (
+        None  # `tune_unroll`'s result: chosen k, per-k run and compile times
+    )
 
     @property
     def ratio(self) -> dict:
@@ -163,7 +223,9 @@ class Budget:
 
     max_compile_s: float
     growth_exponent: float = DEFAULT_GROWTH_EXPONENT
-    exceeded_at: int | None = None  # smallest T whose unrolled compile actually went over budget
+    exceeded_at: int | None = (
+        None  # smallest T whose unrolled compile actually went over budget
+    )
     skipped: list[str] = field(default_factory=list)
 
     def predict(self, history: list[tuple[int, float]], length: int) -> float | None:
@@ -178,9 +240,17 @@ class Budget:
         if len(history) >= 2:
             (t1, c1), (t2, c2) = history[-2], history[-1]
             if t2 > t1 and c1 > 0 and c2 > 0:
-                self.growth_exponent = min(3.0, max(1.0, math.log(c2 / c1) / math.log(t2 / t1)))
+                self.growth_exponent = min(
+                    3.0, max(1.0, math.log(c2 / c1) / math.log(t2 / t1))
+                )
 
-    def should_skip(self, model: str, first_model: bool, history: list[tuple[int, float]], length: int) -> bool:
+    def should_skip(
+        self,
+        model: str,
+        first_model: bool,
+        history: list[tuple[int, float]],
+        length: int,
+    ) -> bool:
         if first_model:
             return False
         if self.exceeded_at is not None and length >= self.exceeded_at:
@@ -197,36 +267,66 @@ class Budget:
         return False
 
 
-def run_benchmark(lengths: list[int], repeats: int, budget: Budget) -> list[Row]:
+def run_benchmark(
+    lengths: list[int],
+    repeats: int,
+    budgets: dict[str, Budget],
+    unrolls: tuple[int, ...] = (),
+    models: tuple[str, ...] = MODELS,
+) -> list[Row]:
+    """One row per (program kind, model, T); `budgets` names the kinds to run ("forward", "gradient")."""
     loop_ns, scan_ns, _ = build_versions()
+    variants = {k: (scan_ns if k == 1 else rewrite(k)) for k in unrolls}
     rows: list[Row] = []
     with jax.default_matmul_precision("highest"):
-        for index, model in enumerate(MODELS):
-            history: list[tuple[int, float]] = []
-            for length in sorted(lengths):
-                if budget.should_skip(model, index == 0, history, length):
-                    print(budget.skipped[-1], file=sys.stderr)
-                    continue
-                args = make_inputs(model, length)
-                started = time.perf_counter()
-                agree, diff = outputs_agree(loop_ns[model], scan_ns[model], args)
-                scan_m = measure(scan_ns[model], args, {}, repeats=repeats)
-                loop_m = measure(loop_ns[model], args, {}, repeats=repeats)
-                rows.append(Row(model, length, loop_m, scan_m, agree, diff))
-                history.append((length, loop_m["compile_s"]))
-                budget.learn(history)
-                if loop_m["compile_s"] > budget.max_compile_s and budget.exceeded_at is None:
-                    budget.exceeded_at = length
-                print(
-                    f"{model:>10} T={length:<5} loop compile {loop_m['compile_s']:.3f}s  scan compile {scan_m['compile_s']:.3f}s  "
-                    f"agree={agree}  ({time.perf_counter() - started:.1f}s)",
-                    file=sys.stderr,
-                )
+        for kind, budget in budgets.items():
+            for index, model in enumerate(models):
+                history: list[tuple[int, float]] = []
+                for length in sorted(lengths):
+                    if budget.should_skip(
+                        f"{model} ({kind})", index == 0, history, length
+                    ):
+                        print(budget.skipped[-1], file=sys.stderr)
+                        continue
+                    args = make_inputs(model, length)
+                    started = time.perf_counter()
+                    loop_fn, scan_fn = (
+                        program(loop_ns, model, kind),
+                        program(scan_ns, model, kind),
+                    )
+                    agree, diff = outputs_agree(loop_fn, scan_fn, args)
+                    scan_m = measure(scan_fn, args, {}, repeats=repeats)
+                    tuned = None
+                    if variants:
+                        tuned = tune_unroll(
+                            {k: program(ns, model, kind) for k, ns in variants.items()},
+                            args,
+                            repeats=repeats,
+                        )
+                    loop_m = measure(loop_fn, args, {}, repeats=repeats)
+                    rows.append(
+                        Row(model, length, loop_m, scan_m, agree, diff, kind, tuned)
+                    )
+                    history.append((length, loop_m["compile_s"]))
+                    budget.learn(history)
+                    if (
+                        loop_m["compile_s"] > budget.max_compile_s
+                        and budget.exceeded_at is None
+                    ):
+                        budget.exceeded_at = length
+                    chosen = f"  unroll={tuned['choice']}" if tuned else ""
+                    print(
+                        f"{model:>10} {kind:<8} T={length:<5} loop compile {loop_m['compile_s']:.3f}s  "
+                        f"scan compile {scan_m['compile_s']:.3f}s{chosen}  agree={agree}  "
+                        f"({time.perf_counter() - started:.1f}s)",
+                        file=sys.stderr,
+                    )
     return rows
 
 
 COLUMNS = (
     "model",
+    "program",
     "T",
     "compile s (loop)",
     "compile s (scan)",
@@ -240,16 +340,28 @@ COLUMNS = (
     "jaxpr eqns (scan)",
     "outputs agree",
 )
+TUNED_COLUMNS = (
+    "chosen unroll",
+    "run ms (scan, chosen unroll)",
+    "run loop/scan (chosen unroll)",
+    "compile s (scan, chosen unroll)",
+    "run ms by unroll 1/2/4/8/16",
+)
 
 
 def _fmt_ratio(value: float | None) -> str:
-    return "n/a" if value is None else (f"{value:.0f}×" if value >= 100 else f"{value:.2f}×")
+    return (
+        "n/a"
+        if value is None
+        else (f"{value:.0f}×" if value >= 100 else f"{value:.2f}×")
+    )
 
 
-def table_cells(row: Row) -> list[str]:
+def table_cells(row: Row, tuned: bool = False) -> list[str]:
     r = row.ratio
-    return [
+    cells = [
         row.model,
+        row.kind,
         str(row.length),
         f"{row.loop['compile_s']:.3f}",
         f"{row.scan['compile_s']:.3f}",
@@ -263,6 +375,32 @@ def table_cells(row: Row) -> list[str]:
         str(row.scan["jaxpr_eqns"]),
         "yes" if row.agree else f"NO (max |Δ| {row.max_abs_diff:.2e})",
     ]
+    if tuned:
+        cells += tuned_cells(row)
+    return cells
+
+
+def tuned_cells(row: Row) -> list[str]:
+    """The unroll sweep's cells; loop/scan here divides by the chosen k's run time."""
+    if not row.tuned:
+        return ["n/a"] * len(TUNED_COLUMNS)
+    runs = {int(k): v for k, v in row.tuned["runs"].items()}
+    chosen = runs[row.tuned["choice"]]
+    return [
+        str(row.tuned["choice"]),
+        f"{chosen['run_median_s'] * 1e3:.3f}",
+        _fmt_ratio(
+            row.loop["run_median_s"] / chosen["run_median_s"]
+            if chosen["run_median_s"]
+            else None
+        ),
+        f"{chosen['compile_s']:.3f}",
+        " / ".join(f"{runs[k]['run_median_s'] * 1e3:.3f}" for k in sorted(runs)),
+    ]
+
+
+def columns(rows: list[Row]) -> tuple[str, ...]:
+    return COLUMNS + (TUNED_COLUMNS if any(r.tuned for r in rows) else ())
 
 
 def _load_average() -> str:
@@ -272,7 +410,10 @@ def _load_average() -> str:
         return "?"
 
 
-def header_lines(command: str, repeats: int, elapsed_s: float, load_at_start: str) -> list[str]:
+def header_lines(
+    command: str, repeats: int, elapsed_s: float, load_at_start: str
+) -> list[str]:
+    """Where and how the numbers were taken."""
     device = jax.devices()[0]
     return [
         f"date: {datetime.datetime.now().astimezone().isoformat(timespec='seconds')}",
@@ -297,11 +438,17 @@ def _jaxlib_version() -> str:
 
 
 def render_text(rows: list[Row], header: list[str], skipped: list[str]) -> str:
-    cells = [list(COLUMNS)] + [table_cells(r) for r in rows]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(COLUMNS))]
+    names = columns(rows)
+    cells = [list(names)] + [table_cells(r, len(names) > len(COLUMNS)) for r in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(names))]
     lines = list(header) + [""]
     for n, row in enumerate(cells):
-        lines.append("  ".join(c.rjust(w) if i > 0 else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))))
+        lines.append(
+            "  ".join(
+                c.rjust(w) if i > 0 else c.ljust(w)
+                for i, (c, w) in enumerate(zip(row, widths))
+            )
+        )
         if n == 0:
             lines.append("  ".join("-" * w for w in widths))
     lines += [""] + skipped
@@ -312,8 +459,14 @@ def render_markdown(rows: list[Row], header: list[str], skipped: list[str]) -> s
     device = jax.devices()[0].device_kind
     lines = [f"### jaxloopfix rewrite speed: {device}", ""]
     lines += [f"- {line}" for line in header]
-    lines += ["", "| " + " | ".join(COLUMNS) + " |", "|" + "|".join(["---"] * 2 + ["---:"] * (len(COLUMNS) - 2)) + "|"]
-    lines += ["| " + " | ".join(table_cells(r)) + " |" for r in rows]
+    names = columns(rows)
+    tuned = len(names) > len(COLUMNS)
+    lines += [
+        "",
+        "| " + " | ".join(names) + " |",
+        "|" + "|".join(["---"] * 3 + ["---:"] * (len(names) - 3)) + "|",
+    ]
+    lines += ["| " + " | ".join(table_cells(r, tuned)) + " |" for r in rows]
     if skipped:
         lines += [""] + [f"- {s}" for s in skipped]
     lines += [
@@ -321,35 +474,106 @@ def render_markdown(rows: list[Row], header: list[str], skipped: list[str]) -> s
         "Ratios are loop / scan: above 1× the `lax.scan` rewrite compiles or runs faster. "
         "The scan versions are the tool's own output (`apply_fixes(..., unsafe=True)`) on the loop source.",
     ]
+    if tuned:
+        lines.append(
+            "The chosen unroll is the smallest k that no other k beats by 3% or more in run time "
+            "(`verify --tune-unroll`'s rule); its loop/scan ratio divides the loop's run time by that variant's."
+        )
     return "\n".join(lines)
 
 
 def parse_lengths(text: str) -> list[int]:
     lengths = [int(part) for part in text.split(",") if part.strip()]
     if not lengths or any(n < 1 for n in lengths):
-        raise argparse.ArgumentTypeError("lengths must be positive integers, e.g. 10,100,1000")
+        raise argparse.ArgumentTypeError(
+            "lengths must be positive integers, e.g. 10,100,1000"
+        )
     return lengths
+
+
+def parse_models(text: str) -> tuple[str, ...]:
+    models = tuple(part.strip() for part in text.split(",") if part.strip())
+    unknown = [m for m in models if m not in MODELS]
+    if not models or unknown:
+        raise argparse.ArgumentTypeError(f"models must be among {','.join(MODELS)}")
+    return models
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--lengths", type=parse_lengths, default=[10, 100, 1000], help="trip counts T (default 10,100,1000)")
-    parser.add_argument("--repeats", type=int, default=20, help="timed runs per version (median reported)")
-    parser.add_argument("--markdown", action="store_true", help="print a Markdown table ready for the README")
+    parser.add_argument(
+        "--lengths",
+        type=parse_lengths,
+        default=[10, 100, 1000],
+        help="trip counts T (default 10,100,1000)",
+    )
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=20,
+        help="timed runs per version (median reported)",
+    )
+    parser.add_argument(
+        "--markdown",
+        action="store_true",
+        help="print a Markdown table ready for the README",
+    )
     parser.add_argument(
         "--max-compile-s",
         type=float,
         default=120.0,
         help="skip a length for the models after the first when its unrolled compile would exceed this",
     )
+    parser.add_argument(
+        "--tune-unroll",
+        action="store_true",
+        help="also time the rewrite with lax.scan unroll=1,2,4,8,16 and pick one",
+    )
+    parser.add_argument(
+        "--grad", action="store_true", help="also compile and run each model's gradient"
+    )
+    parser.add_argument(
+        "--models",
+        type=parse_models,
+        default=MODELS,
+        help=f"comma-separated subset of {','.join(MODELS)}",
+    )
+    parser.add_argument(
+        "--no-forward",
+        action="store_true",
+        help="with --grad: measure only the gradients",
+    )
     args = parser.parse_args(argv)
-    command = shlex.join(["python", "benchmarks/rewrite_speed.py", *(sys.argv[1:] if argv is None else argv)])
+    command = shlex.join(
+        [
+            "python",
+            "benchmarks/rewrite_speed.py",
+            *(sys.argv[1:] if argv is None else argv),
+        ]
+    )
     started, load_at_start = time.perf_counter(), _load_average()
-    budget = Budget(args.max_compile_s)
-    rows = run_benchmark(args.lengths, args.repeats, budget)
-    header = header_lines(command, args.repeats, time.perf_counter() - started, load_at_start)
+    kinds = ([] if args.no_forward and args.grad else ["forward"]) + (
+        ["gradient"] if args.grad else []
+    )
+    budgets = {kind: Budget(args.max_compile_s) for kind in kinds}
+    rows = run_benchmark(
+        args.lengths,
+        args.repeats,
+        budgets,
+        UNROLLS if args.tune_unroll else (),
+        args.models,
+    )
+    header = header_lines(
+        command, args.repeats, time.perf_counter() - started, load_at_start
+    )
     render = render_markdown if args.markdown else render_text
-    print(render(rows, header, budget.skipped))
+    print(
+        render(
+            rows,
+            header,
+            [line for budget in budgets.values() for line in budget.skipped],
+        )
+    )
     return 0 if all(r.agree for r in rows) else 1
 
 

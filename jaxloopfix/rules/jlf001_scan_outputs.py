@@ -18,10 +18,11 @@ class ScanWithOutputs(Rule):
 
     ## Why is this bad?
     Tracing runs the Python loop: T steps become T copies of the body in the
-    compiled program. Compile time grows with T (an RNN with T=1000 took 41 s to
-    compile forward and 82 s for its gradient on an H100; the same model as
-    `lax.scan` compiled in 0.3-1.3 s), and `lax.scan(..., unroll=8..16)` also ran
-    faster than the unrolled loop.
+    compiled program. Compile time grows with T: an Elman RNN with T=1000 took
+    47 s to compile forward and 87 s for its gradient on an H100, against 0.2 s
+    and 0.4 s as a `lax.scan`. Run time depends on the backend: on that GPU the
+    gradient with `lax.scan(..., unroll=16)` ran 5% faster than the unrolled loop,
+    a plain scan 3x slower; `jaxloopfix verify --tune-unroll` measures it.
 
     ## Example
     ```python
