@@ -14,7 +14,7 @@ from libcst.metadata import MetadataWrapper, ParentNodeProvider, QualifiedNamePr
 from fixture_tools import FIXTURES
 from jaxloopfix.analysis.lazy_scopes import eager_only
 from jaxloopfix.analysis.source import ParsedModule, descendants, names_in
-from jaxloopfix.analysis.walk import fast_visit, libcst_visit
+from jaxloopfix.analysis.walk import fast_visit, libcst_visit, walk
 
 flax = pytest.importorskip("flax")
 jax = pytest.importorskip("jax")
@@ -237,3 +237,50 @@ def test_qualified_names_follow_aliases_and_shadowing() -> None:
     attributes = [n for n in descendants(parsed.module) if isinstance(n, cst.Attribute)]
     # The parameter `jx` shadows the import: not `jax.jit`.
     assert [parsed.qualified_name(a) for a in attributes] == ["f.<locals>.jx.jit", "jax.lax.scan", "jax.jit"]
+
+
+class _Preorder(cst.CSTVisitor):
+    """The nodes libcst's own visit enters, in order; `stop` nodes are entered but not descended."""
+
+    def __init__(self, stop: type | None = None, root: cst.CSTNode | None = None) -> None:
+        super().__init__()
+        self.seen: list[cst.CSTNode] = []
+        self.stop, self.root = stop, root
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.seen.append(node)
+        return self.stop is None or node is self.root or type(node) is not self.stop
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.name)
+def test_walks_from_the_document_order_match_libcst_visits(path: Path) -> None:
+    """`walk` below a node of an indexed module reads a slice of the module's node order; it must
+    yield what libcst's own visit enters, with and without a subtree cut off."""
+    parsed = ParsedModule(path.read_text(encoding="utf-8"), str(path))
+    nodes = parsed.nodes  # indexes the module
+    roots = [parsed.module] + [n for n in nodes if type(n) in (cst.FunctionDef, cst.ClassDef, cst.For, cst.Call)][::3]
+    for root in roots:
+        whole = _Preorder()
+        libcst_visit(root, whole)
+        assert list(walk(root)) == whole.seen
+        start, end = parsed.order(root)
+        assert nodes[start] is root and end - start + 1 == len(whole.seen)
+        cut = _Preorder(cst.FunctionDef, root)
+        libcst_visit(root, cut)
+        assert list(walk(root, lambda n, r=root: n is r or type(n) is not cst.FunctionDef)) == cut.seen
+
+
+def test_the_scope_visitors_leave_hook_is_the_one_reproduced() -> None:
+    """`lazy_scopes` re-states `ScopeVisitor.on_leave` with an exact-type test; a libcst that
+    changes that hook must be looked at again."""
+    import inspect
+
+    from libcst.metadata.scope_provider import ScopeVisitor
+
+    body = [line.strip() for line in inspect.getsource(ScopeVisitor.on_leave).splitlines()[1:] if line.strip()]
+    assert body == [
+        "self.provider.set_metadata(original_node, self.scope)",
+        "if isinstance(original_node, _ASSIGNMENT_LIKE_NODES):",
+        "self.scope._assignment_count += 1",
+        "super().on_leave(original_node)",
+    ]

@@ -32,7 +32,7 @@ from libcst.metadata import (
 )
 
 from jaxloopfix.analysis.lazy_scopes import LazyScopes, eager_only
-from jaxloopfix.analysis.walk import children, install_fast_visit, walk
+from jaxloopfix.analysis.walk import DocumentOrder, children, indexed, install_fast_visit, walk
 
 install_fast_visit()
 
@@ -49,10 +49,8 @@ class _Syntax:
         self.module = cst.parse_module(text)
         self.wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
         self.qnames: dict[cst.CSTNode, frozenset[str]] = {}
-        # Memos filled as asked: positions per top-level statement (None: take the whole-module
-        # pass), and the index of the last node in a node's subtree.
+        # Positions per top-level statement, filled as asked (None: take the whole-module pass).
         self.statement_ranges: dict[cst.CSTNode, dict[cst.CSTNode, CodeRange] | None] = {}
-        self.last: dict[cst.CSTNode, int] = {}
 
     @cached_property
     def positions(self):
@@ -127,7 +125,9 @@ class _Syntax:
 
     @cached_property
     def tree(self) -> _Tree:
-        return _Tree(self.module)
+        tree = _Tree(self.module)
+        indexed(tree.order)  # `walk` below this module's nodes now slices `tree.nodes`
+        return tree
 
     @cached_property
     def scopes(self) -> LazyScopes:
@@ -137,17 +137,10 @@ class _Syntax:
     def nodes(self) -> list[cst.CSTNode]:
         return self.tree.nodes
 
-    @cached_property
-    def index(self) -> dict[cst.CSTNode, int]:
-        """Each node's pre-order index (its place in `nodes`)."""
-        return {node: i for i, node in enumerate(self.nodes)}
-
     def order(self, node: cst.CSTNode) -> tuple[int, int]:
-        start = self.index[node]
-        end = self.last.get(node)
-        if end is None:
-            end = self.last[node] = start + sum(1 for _ in walk(node)) - 1
-        return start, end
+        order = self.tree.order
+        start = order.index[node]
+        return start, order.ends[start]
 
     @cached_property
     def call_lines(self) -> tuple[dict[cst.Call, int], list[tuple[int, str]]]:
@@ -218,8 +211,7 @@ class ParsedModule:
         return self._syntax.nodes
 
     def order(self, node: cst.CSTNode) -> tuple[int, int]:
-        """(pre-order index, index of the last node in its subtree): cheap document order
-        (a subtree's end is counted when first asked: callers ask about loops and statements)."""
+        """(pre-order index, index of the last node in its subtree): cheap document order."""
         return self._syntax.order(node)
 
     def contains(self, outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
@@ -395,14 +387,17 @@ class _Tree:
         # `jnp` -> {"jax.numpy"}, `J` -> {"jax.jit"} (`from jax import jit as J`), and for
         # `import jax.numpy` both `jax` and `jax.numpy` themselves.
         self.import_sources: dict[str, set[str]] = {}
-        # Every node in document order (pre-order), as `walk(module)` gives them.
+        # Every node in document order (pre-order), as `walk(module)` gives them, and for
+        # each place in that order the place of the last node of its subtree.
         self.nodes: list[cst.CSTNode] = []
         stack: list[cst.CSTNode] = [module]
+        above_stack = [-1]  # beside `stack`: each waiting node's parent's place
         parents, nodes = self.parents, self.nodes
+        above: list[int] = []  # the parent's place, per place
         name_type, definitions = cst.Name, self.defined
         import_types = (cst.Import, cst.ImportFrom)
         while stack:
-            node = stack.pop()
+            node, parent = stack.pop(), above_stack.pop()
             kind = type(node)  # exact classes: libcst's are ABCs, slow under `isinstance`
             if kind is name_type:
                 self.names.add(node.value)  # type: ignore[attr-defined]
@@ -410,11 +405,22 @@ class _Tree:
                 definitions[kind].add(node.name.value)  # type: ignore[attr-defined]
             elif kind in import_types:
                 self._bind(node)  # type: ignore[arg-type]
+            place = len(nodes)
             nodes.append(node)
+            above.append(parent)
             found = children(node)
             for child in found:
                 parents[child] = node
             stack.extend(reversed(found))  # popped in document order
+            above_stack.extend([place] * len(found))
+        # From the right, a node's last child is met before its other children: its end is
+        # the parent's end.
+        ends = list(range(len(nodes)))
+        for place in range(len(nodes) - 1, 0, -1):
+            parent = above[place]
+            if ends[parent] == parent:
+                ends[parent] = ends[place]
+        self.order = DocumentOrder(nodes, ends)
 
     def _bind(self, node: cst.Import | cst.ImportFrom) -> None:
         if isinstance(node.names, cst.ImportStar):

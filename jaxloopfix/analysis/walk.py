@@ -13,6 +13,7 @@ without the copies. Transformers keep libcst's own `visit`.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 
 import libcst as cst
@@ -106,11 +107,52 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     return out
 
 
+class DocumentOrder:
+    """A parsed module's nodes in pre-order, and per place the place of its subtree's last node.
+
+    A subtree is then a slice of `nodes`: walking below a node of an indexed module reads the
+    slice instead of every node's fields again."""
+
+    def __init__(self, nodes: list[cst.CSTNode], ends: list[int]) -> None:
+        self.nodes = nodes
+        self.ends = ends
+        self.index = {node: place for place, node in enumerate(nodes)}
+
+
+# The most recently indexed modules (the analysis works on one module at a time).
+_INDEXED: deque[DocumentOrder] = deque(maxlen=2)
+
+
+def indexed(order: DocumentOrder) -> None:
+    """Let `walk` take subtrees of `order`'s module from its slices."""
+    _INDEXED.appendleft(order)
+
+
 def walk(root: cst.CSTNode, descend: Callable[[cst.CSTNode], bool] | None = None) -> Iterator[cst.CSTNode]:
     """`root` and the nodes below it in document order (pre-order).
 
     `descend(node)` False keeps `node`'s children out (as a visitor's `visit_X` returning
     False): `node` itself is still yielded."""
+    for order in _INDEXED:
+        place = order.index.get(root)
+        if place is not None:
+            return _sliced(order, place, descend)
+    return _walked(root, descend)
+
+
+def _sliced(order: DocumentOrder, place: int, descend: Callable[[cst.CSTNode], bool] | None) -> Iterator[cst.CSTNode]:
+    nodes, ends = order.nodes, order.ends
+    end = ends[place]
+    if descend is None:
+        yield from nodes[place : end + 1]
+        return
+    while place <= end:
+        node = nodes[place]
+        yield node
+        place = place + 1 if descend(node) else ends[place] + 1
+
+
+def _walked(root: cst.CSTNode, descend: Callable[[cst.CSTNode], bool] | None) -> Iterator[cst.CSTNode]:
     stack = [root]
     while stack:
         node = stack.pop()
