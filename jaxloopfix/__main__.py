@@ -1,6 +1,6 @@
 """Allow `python -m jaxloopfix`."""
 
-from jaxloopfix.cli import main
+from jaxloopfix.cli import run
 
 if __name__ == "__main__":
-    main()
+    run()

@@ -226,7 +226,8 @@ def check_paths(
                 _Task(sources[p], flow.settings_for(p, settings), fix=True, unsafe=unsafe, write=write, verify=verify)
                 for p in to_fix
             ]
-            for path, result in zip(to_fix, workers.map(_lint, tasks), strict=True):
+            fixed = workers.map(_lint, tasks, keys=to_fix, weights=[len(t.source.text) for t in tasks])
+            for path, result in zip(to_fix, fixed, strict=True):
                 results[path] = result
     errors = [FileResult(filename=error.filename, errors=[error]) for error in found.errors]
     return errors + [results[path] for path in found.files]
@@ -306,7 +307,9 @@ def _rounds(
         first = [p for p in misses if p not in proven] or list(misses)
         batch = sorted(first, key=order.__getitem__)
         chosen = [misses.pop(p) for p in batch]
-        for path, (_, key), result in zip(batch, chosen, workers.map(_lint, [t for t, _ in chosen]), strict=True):
+        tasks = [t for t, _ in chosen]
+        linted = workers.map(_lint, tasks, keys=batch, weights=[len(t.source.text) for t in tasks])
+        for path, (_, key), result in zip(batch, chosen, linted, strict=True):
             results[path] = result
             if cache is not None and key is not None and not any("internal error" in e.message for e in result.errors):
                 cache.put(path, key, Cached(result.diagnostics, result.errors, result.links))

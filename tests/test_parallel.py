@@ -38,3 +38,38 @@ def test_fix_with_jobs_matches_a_single_process(tmp_path: Path) -> None:
         assert (tmp_path / "two" / rel).read_text() == text, rel
         changed += text != (FIXTURES / "JLF001" / rel).read_text()
     assert changed > 25  # the fixes were really applied
+
+
+def _worker_pid(item: int) -> tuple[int, int]:
+    import os
+    import time
+
+    time.sleep(0.01 * (item % 3))
+    return item, os.getpid()
+
+
+def test_a_key_goes_back_to_the_worker_that_took_it() -> None:
+    """A file linted again in a later round reaches the process that holds its parsed tree."""
+    from jaxloopfix.parallel import MIN_FILES_PER_WORKER, Pool
+
+    items = list(range(2 * MIN_FILES_PER_WORKER + 4))
+    keys = [f"module{i}.py" for i in items]
+    workers = Pool(2)
+    try:
+        first = workers.map(_worker_pid, items, keys=keys, weights=[1.0] * len(items))
+        assert [item for item, _ in first] == items  # results in the items' order
+        homes = {keys[item]: pid for item, pid in first}
+        assert len(set(homes.values())) == 2  # both workers took a share
+        by_home: dict[int, list[int]] = {}
+        for item in items:
+            by_home.setdefault(homes[keys[item]], []).append(item)
+        again = [group[-1] for group in by_home.values()]  # a later, smaller round
+        second = workers.map(_worker_pid, again, keys=[keys[i] for i in again])
+        assert second == [(i, homes[keys[i]]) for i in again]
+        # One worker's keys alone: the other worker takes some over rather than waiting.
+        mine = [i for i in items if homes[keys[i]] == homes[keys[0]]]
+        third = workers.map(_worker_pid, mine, keys=[keys[i] for i in mine])
+        assert [item for item, _ in third] == mine
+        assert len({pid for _, pid in third}) == 2
+    finally:
+        workers.close()

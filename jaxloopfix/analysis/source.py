@@ -156,16 +156,26 @@ class _Syntax:
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _RECENT: OrderedDict[str, _Syntax] = OrderedDict()
+# At least the last two texts are kept, and more while they hold at most RECENT_CHARS
+# characters: a module's tree and metadata take about 200 bytes per character.
 RECENT_TEXTS = 2
+RECENT_CHARS = 2_000_000
+_recent_chars = 0
 
 
 def _syntax(text: str) -> _Syntax:
+    """The syntax of `text`, kept for the texts linted last: the project pass lints a file
+    again, with more seeds, after other modules are linted."""
+    global _recent_chars
     found = _RECENT.pop(text, None)
     if found is None:
         found = _Syntax(text)
+        _recent_chars += len(text)
+    elif "tree" in found.__dict__:
+        indexed(found.tree.order)  # `walk` slices its nodes again
     _RECENT[text] = found
-    while len(_RECENT) > RECENT_TEXTS:
-        _RECENT.popitem(last=False)
+    while len(_RECENT) > RECENT_TEXTS and _recent_chars > RECENT_CHARS:
+        _recent_chars -= len(_RECENT.popitem(last=False)[0])
     return found
 
 
