@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import bisect
 import re
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 
@@ -229,49 +230,16 @@ def scan(
     through too: its analysis says what it traces in other modules. So does a file with a
     class deriving from a project class, unless `class_flow` is False (no checked file can
     define a framework class, see `project.may_define_framework_classes`)."""
-    try:
-        tree = ast.parse(text)
-    except SyntaxError as exc:
-        message = f"SyntaxError: {exc.msg}"
-        raise SyntaxProblem(message, exc.lineno, exc.offset) from None
-    except (ValueError, RecursionError, MemoryError) as exc:
-        raise SyntaxProblem(f"cannot parse: {type(exc).__name__}: {exc}", None, None) from None
+    found = _collected(text)
+    tree, functions, classes, calls, imports = found.tree, found.functions, found.classes, found.calls, found.imports
     roots = _roots(extra_decorators + extra_base_classes)
-    imports_tracer = roots is None or bool(seeds)
-    functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
-    classes: dict[str, list[ast.ClassDef]] = {}
-    calls: list[ast.Call] = []
+    imports_tracer = roots is None or bool(seeds) or not found.import_roots.isdisjoint(roots)
     names = set(TRANSFORM_NAMES | CALLEE_NAMES | BASE_NAMES | {d.rsplit(".", 1)[-1] for d in extra_decorators})
     names.update(b.rsplit(".", 1)[-1] for b in extra_base_classes)
-    imports: list[ast.Import | ast.ImportFrom] = []
-    entry_lasts, entry_heads = _entry_parts()
-    maybe_entries: list[ast.Attribute] = []
-    loaded: set[str] = set()
-    shadows_root = False
-    for node in ast.walk(tree):  # one walk: this pass must stay cheap on big files
-        if isinstance(node, ast.Name):
-            loaded.add(node.id)
-            shadows_root = shadows_root or (node.id in entry_heads and not isinstance(node.ctx, ast.Load))
-        elif isinstance(node, ast.Attribute):
-            if node.attr in entry_lasts:
-                maybe_entries.append(node)
-        elif isinstance(node, ast.Import):
-            imports.append(node)
-            imports_tracer = imports_tracer or any(alias.name.split(".", 1)[0] in roots for alias in node.names)  # type: ignore[operator]
-        elif isinstance(node, ast.ImportFrom):
-            imports.append(node)
-            # `from jax import jit as J`: J is a transform's name too.
-            names.update(a.asname for a in node.names if a.asname and a.name in names)
-            if node.module and not node.level:
-                imports_tracer = imports_tracer or node.module.split(".", 1)[0] in roots  # type: ignore[operator]
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            functions.setdefault(node.name, []).append(node)
-            shadows_root = shadows_root or node.name in entry_heads
-        elif isinstance(node, ast.ClassDef):
-            classes.setdefault(node.name, []).append(node)
-            shadows_root = shadows_root or node.name in entry_heads
-        elif isinstance(node, ast.Call):
-            calls.append(node)
+    for name, alias in found.aliases:  # `from jax import jit as J`: J is a transform's name too
+        if name in names:
+            names.add(alias)
+    loaded, maybe_entries, shadows_root = found.loaded, found.maybe_entries, found.shadows_root
     if any(name not in functions for name in seeds):
         return Scan(tree, None)  # a re-export (`from .layers import step` in `__init__.py`) to follow
     project_names = _project_imports(imports, project_roots) if project_roots is not None else frozenset()
@@ -295,6 +263,86 @@ def scan(
     if reached is not None:
         reached.extend(exported)  # kept, to be passed on to the modules deriving from them
     return Scan(tree, reached) if possible or exports else None
+
+
+@dataclass
+class _Collected:
+    """What one walk over a text's `ast` tree finds, whatever the settings and seeds: the
+    project pass scans a file again each time it is linted again."""
+
+    tree: ast.Module
+    functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]]
+    classes: dict[str, list[ast.ClassDef]]
+    calls: list[ast.Call]
+    imports: list[ast.Import | ast.ImportFrom]
+    import_roots: frozenset[str]  # first parts of the modules absolute imports name
+    aliases: list[tuple[str, str]]  # (name, alias) of `from ... import name as alias`, in order
+    maybe_entries: list[ast.Attribute]
+    loaded: set[str]
+    shadows_root: bool
+
+
+_COLLECTED: OrderedDict[str, _Collected] = OrderedDict()
+_collected_chars = 0
+COLLECTED_CHARS = 2_000_000  # texts kept, at least the last one (trees of about 50 bytes per character)
+
+
+def _collected(text: str) -> _Collected:
+    global _collected_chars
+    found = _COLLECTED.pop(text, None)
+    if found is None:
+        found = _collect(text)
+        _collected_chars += len(text)
+    _COLLECTED[text] = found
+    while len(_COLLECTED) > 1 and _collected_chars > COLLECTED_CHARS:
+        _collected_chars -= len(_COLLECTED.popitem(last=False)[0])
+    return found
+
+
+def _collect(text: str) -> _Collected:
+    try:
+        tree = ast.parse(text)
+    except SyntaxError as exc:
+        message = f"SyntaxError: {exc.msg}"
+        raise SyntaxProblem(message, exc.lineno, exc.offset) from None
+    except (ValueError, RecursionError, MemoryError) as exc:
+        raise SyntaxProblem(f"cannot parse: {type(exc).__name__}: {exc}", None, None) from None
+    functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+    classes: dict[str, list[ast.ClassDef]] = {}
+    calls: list[ast.Call] = []
+    imports: list[ast.Import | ast.ImportFrom] = []
+    import_roots: set[str] = set()
+    aliases: list[tuple[str, str]] = []
+    entry_lasts, entry_heads = _entry_parts()
+    maybe_entries: list[ast.Attribute] = []
+    loaded: set[str] = set()
+    shadows_root = False
+    for node in ast.walk(tree):  # one walk: this pass must stay cheap on big files
+        if isinstance(node, ast.Name):
+            loaded.add(node.id)
+            shadows_root = shadows_root or (node.id in entry_heads and not isinstance(node.ctx, ast.Load))
+        elif isinstance(node, ast.Attribute):
+            if node.attr in entry_lasts:
+                maybe_entries.append(node)
+        elif isinstance(node, ast.Import):
+            imports.append(node)
+            import_roots.update(alias.name.split(".", 1)[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            imports.append(node)
+            aliases.extend((a.name, a.asname) for a in node.names if a.asname)
+            if node.module and not node.level:
+                import_roots.add(node.module.split(".", 1)[0])
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            functions.setdefault(node.name, []).append(node)
+            shadows_root = shadows_root or node.name in entry_heads
+        elif isinstance(node, ast.ClassDef):
+            classes.setdefault(node.name, []).append(node)
+            shadows_root = shadows_root or node.name in entry_heads
+        elif isinstance(node, ast.Call):
+            calls.append(node)
+    return _Collected(
+        tree, functions, classes, calls, imports, frozenset(import_roots), aliases, maybe_entries, loaded, shadows_root
+    )
 
 
 @cache

@@ -81,3 +81,39 @@ def test_prefilter_rejects_files_without_jax_or_loops():
 def test_local_extra_decorator_is_not_filtered_out():
     source = "def my_jit(f):\n    return f\n\n@my_jit\ndef f(xs):\n    for x in xs:\n        pass\n"
     assert may_have_findings(source, ("my_jit",))
+
+
+def _shape(found) -> tuple | None:
+    """A scan's answer, comparable across parses: which nodes it keeps, by kind and place."""
+    if found is None:
+        return None
+    if found.reached is None:
+        return ("whole module",)
+    return tuple(sorted((type(n).__name__, n.lineno, n.col_offset) for n in found.reached))
+
+
+@pytest.mark.parametrize("path", CORPUS[::3], ids=lambda p: str(p.relative_to(p.parents[1])))
+def test_a_text_scanned_again_with_seeds_gets_the_answer_of_a_fresh_scan(path):
+    """The project pass scans a file again with other seeds; the walk it keeps from the first
+    scan must give what a scan of a freshly parsed text gives."""
+    import ast
+
+    from jaxloopfix import prefilter
+
+    text = path.read_text(encoding="utf-8")
+    try:
+        names = sorted({n.name for n in ast.walk(ast.parse(text)) if isinstance(n, ast.FunctionDef)})
+    except SyntaxError:
+        pytest.skip("not parseable")
+    calls = [
+        {},
+        {"seeds": frozenset(names[:2]), "project_roots": frozenset({"jax", "fixtures"})},
+        {"extra_decorators": ("mylib.trace",), "need_loop": False},
+        {"seeds": frozenset(names[-1:]), "project_roots": frozenset({"jax"}), "class_flow": False},
+    ]
+    kept = [_shape(prefilter.scan(text, **kwargs)) for kwargs in calls]  # the walk reused
+    fresh = []
+    for kwargs in calls:
+        prefilter._COLLECTED.clear()
+        fresh.append(_shape(prefilter.scan(text, **kwargs)))
+    assert kept == fresh
