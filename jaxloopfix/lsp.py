@@ -469,7 +469,9 @@ def _suppress_edit(diagnostic: Diagnostic, index: _LineIndex) -> types.TextEdit 
 def start() -> None:
     """Serve on stdin/stdout until the client exits."""
     logging.basicConfig(level=logging.WARNING, format="jaxloopfix-lsp %(levelname)s: %(message)s")
+    from jaxloopfix.analysis.source import keep_recent
     from jaxloopfix.runtime import tune_gc
 
     tune_gc()
+    keep_recent(0)
     server.start_io()

@@ -284,7 +284,7 @@ class _Collected:
 
 _COLLECTED: OrderedDict[str, _Collected] = OrderedDict()
 _collected_chars = 0
-COLLECTED_CHARS = 2_000_000  # texts kept, at least the last one (trees of about 50 bytes per character)
+COLLECTED_CHARS = 2_000_000  # texts kept, at least the last one (trees of about 40 bytes per character)
 
 
 def _collected(text: str) -> _Collected:

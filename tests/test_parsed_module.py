@@ -284,3 +284,22 @@ def test_the_scope_visitors_leave_hook_is_the_one_reproduced() -> None:
         "self.scope._assignment_count += 1",
         "super().on_leave(original_node)",
     ]
+
+
+def test_recent_syntax_is_kept_within_its_budget() -> None:
+    """A project run keeps the syntax of the texts it linted last, within a character budget;
+    the language server keeps only the last two (`keep_recent(0)`)."""
+    from jaxloopfix.analysis import source
+
+    texts = [f"def f{i}(x):\n    return x + {i}\n" for i in range(6)]
+    saved = source.RECENT_CHARS
+    try:
+        source.keep_recent(10_000)
+        first = [ParsedModule(t, "m.py")._syntax for t in texts]
+        assert all(source._RECENT.get(t) is syntax for t, syntax in zip(texts, first))  # all kept
+        assert ParsedModule(texts[0], "m.py")._syntax is first[0]  # and reused, not parsed again
+        source.keep_recent(0)
+        ParsedModule("x = 1\n", "m.py")
+        assert list(source._RECENT)[-2:] == [texts[0], "x = 1\n"] and len(source._RECENT) == 2
+    finally:
+        source.keep_recent(saved)

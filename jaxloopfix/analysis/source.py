@@ -163,6 +163,16 @@ RECENT_CHARS = 2_000_000
 _recent_chars = 0
 
 
+def keep_recent(chars: int) -> None:
+    """Keep other texts' syntax (and the pre-filter's walks) while the kept texts hold at
+    most `chars` characters; the last texts are always kept. A language server sets 0: an
+    edited document's earlier versions are never linted again."""
+    global RECENT_CHARS
+    from jaxloopfix import prefilter
+
+    RECENT_CHARS = prefilter.COLLECTED_CHARS = chars
+
+
 def _syntax(text: str) -> _Syntax:
     """The syntax of `text`, kept for the texts linted last: the project pass lints a file
     again, with more seeds, after other modules are linted."""
