@@ -209,7 +209,17 @@ def _identifiers(node: ast.AST) -> set[str]:
     return found
 
 
-def scan(
+def scan(text: str, *args, **kwargs) -> Scan | None:
+    """See `_scan`. A text that cannot have findings is not linted, so its walk is not kept
+    (in a project without JAX most files are such, and keeping their trees slowed every
+    collection of the cyclic garbage collector)."""
+    found = _scan(text, *args, **kwargs)
+    if found is None:
+        _forget(text)
+    return found
+
+
+def _scan(
     text: str,
     extra_decorators: tuple[str, ...] = (),
     extra_base_classes: tuple[str, ...] = (),
@@ -297,6 +307,12 @@ def _collected(text: str) -> _Collected:
     while len(_COLLECTED) > 1 and _collected_chars > COLLECTED_CHARS:
         _collected_chars -= len(_COLLECTED.popitem(last=False)[0])
     return found
+
+
+def _forget(text: str) -> None:
+    global _collected_chars
+    if _COLLECTED.pop(text, None) is not None:
+        _collected_chars -= len(text)
 
 
 def _collect(text: str) -> _Collected:

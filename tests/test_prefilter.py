@@ -117,3 +117,16 @@ def test_a_text_scanned_again_with_seeds_gets_the_answer_of_a_fresh_scan(path):
         prefilter._COLLECTED.clear()
         fresh.append(_shape(prefilter.scan(text, **kwargs)))
     assert kept == fresh
+
+
+def test_only_texts_that_go_on_to_a_lint_keep_their_walk():
+    """A file the pre-filter rejects is not linted, so its tree is not kept (a project without
+    JAX would otherwise hold every file's tree); one that goes through keeps it for the next scan."""
+    from jaxloopfix import prefilter
+
+    plain = "def total(values):\n    s = 0\n    for v in values:\n        s += v\n    return s\n"
+    traced = "import jax\n\n@jax.jit\ndef run(xs):\n    for x in xs:\n        xs = xs + x\n    return xs\n"
+    assert prefilter.scan(plain) is None
+    assert plain not in prefilter._COLLECTED
+    assert prefilter.scan(traced) is not None
+    assert traced in prefilter._COLLECTED
