@@ -241,7 +241,7 @@ def _scan(
     class deriving from a project class, unless `class_flow` is False (no checked file can
     define a framework class, see `project.may_define_framework_classes`)."""
     found = _collected(text)
-    tree, functions, classes, calls, imports = found.tree, found.functions, found.classes, found.calls, found.imports
+    tree, functions, classes, imports = found.tree, found.functions, found.classes, found.imports
     roots = _roots(extra_decorators + extra_base_classes)
     imports_tracer = roots is None or bool(seeds) or not found.import_roots.isdisjoint(roots)
     names = set(TRANSFORM_NAMES | CALLEE_NAMES | BASE_NAMES | {d.rsplit(".", 1)[-1] for d in extra_decorators})
@@ -267,7 +267,7 @@ def _scan(
     if not configured and not shadows_root and not _names_an_entry(imports, maybe_entries, loaded):
         return None  # nothing here can start a trace: no function is traced, none links elsewhere
     possible, reached = _reach(
-        functions, calls, frozenset(names), classes, need_loop=need_loop, seeds=seeds, imported=project_names,
+        found, frozenset(names), need_loop=need_loop, seeds=seeds, imported=project_names,
         class_bases=class_bases,
     )
     if reached is not None:
@@ -290,6 +290,15 @@ class _Collected:
     maybe_entries: list[ast.Attribute]
     loaded: set[str]
     shadows_root: bool
+
+    @cached_property
+    def model_functions(self) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+        """The functions that call `numpyro.sample`-like primitives, in `functions`' order."""
+        return [f for group in self.functions.values() for f in group if _calls_model_primitive(f)]
+
+    @cached_property
+    def function_values(self) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+        return _function_values(self.functions, self.calls)
 
 
 _COLLECTED: OrderedDict[str, _Collected] = OrderedDict()
@@ -471,10 +480,8 @@ def _mentions(node: ast.AST, names: frozenset[str]) -> bool:
 
 
 def _reach(
-    functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]],
-    calls: list[ast.Call],
+    found: _Collected,
     names: frozenset[str],
-    classes: dict[str, list[ast.ClassDef]],
     *,
     need_loop: bool = True,
     seeds: frozenset[str] = frozenset(),
@@ -484,12 +491,13 @@ def _reach(
     """(whether a rule may fire, the functions that may run traced and the calls making
     them so; None: all of the module). `imported`: names bound by imports of project
     modules; `class_bases`: those of them that may be framework classes."""
+    functions, calls, classes = found.functions, found.calls, found.classes
     work: list[ast.FunctionDef | ast.AsyncFunctionDef] = [
         f for group in functions.values() for f in group if any(_mentions(d, names) for d in f.decorator_list)
     ]
     work.extend(f for name in seeds for f in functions.get(name, ()))
     # NumPyro models: inference traces any function that calls `numpyro.sample` / `factor`.
-    work.extend(f for group in functions.values() for f in group if _calls_model_primitive(f))
+    work.extend(found.model_functions)
     # Module classes: a base named like a framework's, or a class of this file that is one.
     module_classes: set[str] = set()
     changed = True
@@ -520,7 +528,7 @@ def _reach(
                 if isinstance(arg, ast.Name) and arg is not call.func and arg.id not in functions:
                     aliased = True  # `NUTS(model)` with `model = f` or a parameter: any function value
     if aliased:
-        work.extend(_function_values(functions, calls))
+        work.extend(found.function_values)
     for name in module_classes | lifted:
         for cls in classes[name]:
             work.extend(m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)))
