@@ -527,3 +527,26 @@ def test_a_cached_run_does_not_load_the_engine(tmp_path: Path) -> None:
     second = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True)
     assert first.stdout.strip().endswith("True") and second.stdout.strip().endswith("False")
     assert "JLF001" in second.stdout
+
+
+def test_the_command_keeps_its_exit_status_and_output(tmp_path: Path) -> None:
+    """`check` ends its process without freeing the heap (`cli.run`): the status, the whole
+    output and the cache must still be what a normal exit gives."""
+    clean = tmp_path / "clean"
+    clean.mkdir()
+    (clean / "pyproject.toml").write_text("")
+    (clean / "ok.py").write_text("x = 1\n")
+
+    def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+        command = [sys.executable, "-m", "jaxloopfix", *args]
+        return subprocess.run(command, cwd=cwd, capture_output=True, text=True, check=False)
+
+    fixtures = Path(__file__).resolve().parent.parent / "fixtures" / "JLF001"
+    found = cli("check", "--output-format", "json", str(fixtures), cwd=tmp_path)
+    assert found.returncode == 1
+    assert json.loads(found.stdout) and all(d["code"].startswith("JLF") for d in json.loads(found.stdout))
+    assert cli("check", "--exit-zero", str(fixtures), cwd=tmp_path).returncode == 0
+    assert cli("check", ".", cwd=clean).returncode == 0
+    assert (clean / ".jaxloopfix_cache").is_dir()  # written before the process ended
+    usage = cli("check", "--no-such-option", cwd=clean)
+    assert usage.returncode == 2 and "No such option" in usage.stderr
