@@ -226,8 +226,7 @@ def check_paths(
                 _Task(sources[p], flow.settings_for(p, settings), fix=True, unsafe=unsafe, write=write, verify=verify)
                 for p in to_fix
             ]
-            fixed = workers.map(_lint, tasks, keys=to_fix, weights=[len(t.source.text) for t in tasks])
-            for path, result in zip(to_fix, fixed, strict=True):
+            for path, result in zip(to_fix, _lint_all(workers, to_fix, tasks), strict=True):
                 results[path] = result
     errors = [FileResult(filename=error.filename, errors=[error]) for error in found.errors]
     return errors + [results[path] for path in found.files]
@@ -307,8 +306,7 @@ def _rounds(
         first = [p for p in misses if p not in proven] or list(misses)
         batch = sorted(first, key=order.__getitem__)
         chosen = [misses.pop(p) for p in batch]
-        tasks = [t for t, _ in chosen]
-        linted = workers.map(_lint, tasks, keys=batch, weights=[len(t.source.text) for t in tasks])
+        linted = _lint_all(workers, batch, [t for t, _ in chosen])
         for path, (_, key), result in zip(batch, chosen, linted, strict=True):
             results[path] = result
             if cache is not None and key is not None and not any("internal error" in e.message for e in result.errors):
@@ -342,6 +340,11 @@ def _lint(task: _Task) -> FileResult:
     return check_source(
         task.source, task.settings, fix=task.fix, unsafe=task.unsafe, write=task.write, verify=task.verify
     )
+
+
+def _lint_all(workers, paths: list[Path], tasks: list[_Task]) -> list[FileResult]:
+    """`_lint` over `tasks` (one per path), each file sent to the worker that linted it before."""
+    return workers.map(_lint, tasks, keys=paths, weights=[len(t.source.text) for t in tasks])
 
 
 def _text(sources: dict[Path, SourceFile], path: Path) -> str | None:

@@ -11,7 +11,6 @@ diff), 2 a usage, configuration or file error (other files are still checked).
 from __future__ import annotations
 
 import inspect
-import os
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -51,16 +50,13 @@ def run() -> None:
     except SystemExit as exc:
         if not _QUICK_EXIT:
             raise
+        from jaxloopfix.runtime import exit_now
+
         code = exc.code
         if code is not None and not isinstance(code, int):
             print(code, file=sys.stderr)  # as the interpreter prints a message given to `sys.exit`
             code = 1
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except Exception:  # noqa: BLE001 - a closed pipe: the status still counts
-                pass
-        os._exit(code or 0)
+        exit_now(code or 0)
 
 
 @click.group(context_settings=_CONTEXT)

@@ -18,12 +18,12 @@ from __future__ import annotations
 import ast
 import bisect
 import re
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 
 from jaxloopfix.diagnostics import Edit
 from jaxloopfix.rewrite.edits import line_starts, location_of
+from jaxloopfix.text_memo import TextMemo
 
 TRACING_ROOTS = frozenset({"jax", "equinox", "flax", "haiku", "numpyro", "objax", "trax"})
 TRANSFORM_NAMES = frozenset(
@@ -215,7 +215,7 @@ def scan(text: str, *args, **kwargs) -> Scan | None:
     collection of the cyclic garbage collector)."""
     found = _scan(text, *args, **kwargs)
     if found is None:
-        _forget(text)
+        _COLLECTED.forget(text)
     return found
 
 
@@ -301,27 +301,12 @@ class _Collected:
         return _function_values(self.functions, self.calls)
 
 
-_COLLECTED: OrderedDict[str, _Collected] = OrderedDict()
-_collected_chars = 0
-COLLECTED_CHARS = 2_000_000  # texts kept, at least the last one (trees of about 40 bytes per character)
+# Texts kept, at least the last one (trees of about 40 bytes per character).
+_COLLECTED: TextMemo[_Collected] = TextMemo(chars=2_000_000, keep=1)
 
 
 def _collected(text: str) -> _Collected:
-    global _collected_chars
-    found = _COLLECTED.pop(text, None)
-    if found is None:
-        found = _collect(text)
-        _collected_chars += len(text)
-    _COLLECTED[text] = found
-    while len(_COLLECTED) > 1 and _collected_chars > COLLECTED_CHARS:
-        _collected_chars -= len(_COLLECTED.popitem(last=False)[0])
-    return found
-
-
-def _forget(text: str) -> None:
-    global _collected_chars
-    if _COLLECTED.pop(text, None) is not None:
-        _collected_chars -= len(text)
+    return _COLLECTED.get(text, _collect)[0]
 
 
 def _collect(text: str) -> _Collected:

@@ -30,13 +30,15 @@ def start_worker() -> None:
     one, which took longer than the last rounds of a run. A worker has sent every result
     when it is asked to exit, and writes nothing else."""
     tune_gc()
-    atexit.register(_exit_now)
+    atexit.register(exit_now)
 
 
-def _exit_now() -> None:
+def exit_now(status: int = 0) -> None:
+    """End the process with `status` once its standard streams are flushed, without freeing
+    its objects one by one (for a process whose output is all written)."""
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except Exception:  # noqa: BLE001 - a closed stream has nothing to flush
+        except Exception:  # noqa: BLE001 - a closed stream has nothing to flush; the status still counts
             pass
-    os._exit(0)
+    os._exit(status)

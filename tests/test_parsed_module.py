@@ -292,14 +292,16 @@ def test_recent_syntax_is_kept_within_its_budget() -> None:
     from jaxloopfix.analysis import source
 
     texts = [f"def f{i}(x):\n    return x + {i}\n" for i in range(6)]
-    saved = source.RECENT_CHARS
+    from jaxloopfix import prefilter
+
+    saved = source._RECENT.chars, prefilter._COLLECTED.chars
     try:
         source.keep_recent(10_000)
         first = [ParsedModule(t, "m.py")._syntax for t in texts]
-        assert all(source._RECENT.get(t) is syntax for t, syntax in zip(texts, first))  # all kept
+        assert all(source._RECENT.peek(t) is syntax for t, syntax in zip(texts, first))  # all kept
         assert ParsedModule(texts[0], "m.py")._syntax is first[0]  # and reused, not parsed again
         source.keep_recent(0)
         ParsedModule("x = 1\n", "m.py")
         assert list(source._RECENT)[-2:] == [texts[0], "x = 1\n"] and len(source._RECENT) == 2
     finally:
-        source.keep_recent(saved)
+        source._RECENT.chars, prefilter._COLLECTED.chars = saved

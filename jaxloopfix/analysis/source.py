@@ -16,7 +16,6 @@ from __future__ import annotations
 import ast
 import builtins
 import re
-from collections import OrderedDict
 from collections.abc import Iterator
 from functools import cached_property
 
@@ -33,6 +32,7 @@ from libcst.metadata import (
 
 from jaxloopfix.analysis.lazy_scopes import LazyScopes, eager_only
 from jaxloopfix.analysis.walk import DocumentOrder, children, indexed, install_fast_visit, walk
+from jaxloopfix.text_memo import TextMemo
 
 install_fast_visit()
 
@@ -155,38 +155,27 @@ class _Syntax:
 
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
-_RECENT: OrderedDict[str, _Syntax] = OrderedDict()
-# At least the last two texts are kept, and more while they hold at most RECENT_CHARS
-# characters. A module's tree and metadata take up to about 200 bytes per character; a
-# 2-job `check` of jax (15M characters) peaked at 1.5 GB over its three processes.
-RECENT_TEXTS = 2
-RECENT_CHARS = 4_000_000
-_recent_chars = 0
+# At least the last two texts are kept, and more while they hold at most 4M characters. A
+# module's tree and metadata take up to about 200 bytes per character; a 2-job `check` of jax
+# (15M characters) peaked at 1.5 GB over its three processes.
+_RECENT: TextMemo[_Syntax] = TextMemo(chars=4_000_000, keep=2)
 
 
 def keep_recent(chars: int) -> None:
     """Keep other texts' syntax (and the pre-filter's walks) while the kept texts hold at
     most `chars` characters; the last texts are always kept. A language server sets 0: an
     edited document's earlier versions are never linted again."""
-    global RECENT_CHARS
     from jaxloopfix import prefilter
 
-    RECENT_CHARS = prefilter.COLLECTED_CHARS = chars
+    _RECENT.chars = prefilter._COLLECTED.chars = chars
 
 
 def _syntax(text: str) -> _Syntax:
     """The syntax of `text`, kept for the texts linted last: the project pass lints a file
     again, with more seeds, after other modules are linted."""
-    global _recent_chars
-    found = _RECENT.pop(text, None)
-    if found is None:
-        found = _Syntax(text)
-        _recent_chars += len(text)
-    elif "tree" in found.__dict__:
+    found, kept = _RECENT.get(text, _Syntax)
+    if kept and "tree" in found.__dict__:
         indexed(found.tree.order)  # `walk` slices its nodes again
-    _RECENT[text] = found
-    while len(_RECENT) > RECENT_TEXTS and _recent_chars > RECENT_CHARS:
-        _recent_chars -= len(_RECENT.popitem(last=False)[0])
     return found
 
 
