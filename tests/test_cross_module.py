@@ -445,3 +445,64 @@ def test_declared_types_from_other_modules_are_evidence(tmp_path: Path) -> None:
         assert [d.location.row for r in alone for d in r.diagnostics] == [lines["rows"]]
     isolated = api.check_paths([root / "pkg" / "render.py"], Settings(), isolated=True)
     assert sorted(d.location.row for r in isolated for d in r.diagnostics) == [lines["render"], lines["rows"]]
+
+
+def test_importers_are_linted_before_what_they_import(tmp_path: Path, monkeypatch) -> None:
+    """Tracing flows from an importer's jitted code into the modules it imports: linted in
+    that order, each file of an acyclic project is analysed once, with its final seeds."""
+    import jaxloopfix.api as api
+    from jaxloopfix.config import Settings
+    from jaxloopfix.project import ModuleIndex, importers_first
+
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a_ops.py").write_text(
+        "import jax.numpy as jnp\n\n\ndef step(h, x):\n    for i in range(x.shape[0]):\n        h = jnp.tanh(h + x[i])\n    return h\n"
+    )
+    (package / "b_layers.py").write_text("from pkg.a_ops import step\n\n\ndef layer(h, xs):\n    return step(h, xs)\n")
+    (package / "c_train.py").write_text(
+        "import jax\nfrom .b_layers import layer\n\n\n@jax.jit\ndef loss(h, xs):\n    return layer(h, xs).sum()\n"
+    )
+    files = sorted(package.glob("*.py"))
+    order = importers_first(ModuleIndex.build(files), {p: p.read_text() for p in files})
+    assert order[package / "c_train.py"] < order[package / "b_layers.py"] < order[package / "a_ops.py"]
+
+    linted: list[str] = []
+    real = api.check_source
+
+    def counting(source, *args, **kwargs):
+        linted.append(source.path.name)
+        return real(source, *args, **kwargs)
+
+    monkeypatch.setattr(api, "check_source", counting)
+    results = api.check_paths([package], Settings(), jobs=1)
+    assert sorted(linted) == sorted(p.name for p in files)  # each file once
+    found = {Path(r.filename).name: [d.code for d in r.diagnostics] for r in results}
+    assert found["a_ops.py"] == ["JLF002"]  # traced through two imports
+
+
+def test_the_seed_a_function_keeps_does_not_depend_on_which_caller_reports_first() -> None:
+    """Workers finish in any order: the seed (and the caller its note names) must not depend on it."""
+    from itertools import permutations
+
+    from jaxloopfix.analysis.cross_module import TraceSeed
+    from jaxloopfix.project import _merge
+
+    seeds = [
+        TraceSeed("step", "called from traced function `loss` on line 9 of train.py"),
+        TraceSeed("step", "called from traced function `eval_step` on line 4 of eval.py"),
+        TraceSeed("step", "wrapped by `jax.jit(step, static_argnums=1)` on line 3 of a.py", True, static_nums=frozenset({1})),
+        TraceSeed("step", "wrapped by `jax.jit(step, static_argnames='n')` on line 7 of b.py", True, frozenset({"n"})),
+    ]
+    for group in (seeds[:2], seeds):
+        outcomes = set()
+        for order in permutations(group):
+            merged = None
+            for seed in order:
+                merged = _merge(merged, seed)
+            outcomes.add(merged)
+        assert len(outcomes) == 1
+    assert outcomes.pop() == TraceSeed(
+        "step", "wrapped by `jax.jit(step, static_argnames='n')` on line 7 of b.py", True, frozenset({"n"}), frozenset({1})
+    )
