@@ -20,7 +20,7 @@ from jaxloopfix.files import (
 )
 from jaxloopfix.cache import Cached, ResultCache, entry_key
 from jaxloopfix.parallel import pool
-from jaxloopfix.project import ModuleIndex, TraceFlow, importers_first, may_define_framework_classes
+from jaxloopfix.project import ModuleIndex, TraceFlow, may_define_framework_classes
 
 if TYPE_CHECKING:
     from jaxloopfix.engine import ModuleLint
@@ -273,21 +273,16 @@ def _rounds(
     Answers from the cache feed the flow before anything is linted, and a file whose bytes a
     cache hit in this run proved unchanged waits while a file with new bytes can be linted
     first: after one edit, the unchanged files' seeds come from their cached answers and the
-    edited file is linted with its seeds, rather than once per round the cold run took.
-    Within a round, files are sent importers first (`importers_first`), each with the tracing
-    learned from the results back so far, so that most are linted once. The flow only grows
-    (seeds merge, classes and questions accumulate), and a file is linted again whenever its
-    settings are no longer those it was linted with, so the order of evaluation does not
-    change the fixed point every file's result is read at."""
+    edited file is linted with its seeds, rather than once per round the cold run took. The
+    flow only grows (seeds merge, classes and questions accumulate), so the order of
+    evaluation does not change the fixed point every file's result is read at."""
     modules = [p for p in sources if p.suffix in (".py", ".ipynb")]
     class_flow = may_define_framework_classes((sources[p].text for p in modules), settings.extra_traced_base_classes)
-    index = ModuleIndex.build(modules, class_flow)
-    flow = TraceFlow(index, lambda p: _text(sources, p))
+    flow = TraceFlow(ModuleIndex.build(modules, class_flow), lambda p: _text(sources, p))
     results: dict[Path, FileResult] = {}
-    order = importers_first(index, {p: s.text for p, s in sources.items()}) if flow.active else {p: i for i, p in enumerate(sources)}
-    misses: set[Path] = set()
+    order = {p: i for i, p in enumerate(sources)}
+    misses: dict[Path, tuple[_Task, str | None]] = {}
     proven: set[Path] = set()  # a cache hit in this run: the bytes are those of an earlier run
-    used: dict[Path, Settings] = {}  # the settings each result was found with
     pending: set[Path] = set(sources)
     while pending or misses:
         while pending:  # the cache's answers, and what they tell other files
@@ -297,13 +292,12 @@ def _rounds(
                 key = entry_key(sources[path].raw, path, task.settings) if cache is not None else None
                 hit = cache.get(path, key) if cache is not None and key is not None else None
                 if hit is None:
-                    misses.add(path)
+                    misses[path] = (task, key)
                     continue
                 results[path] = FileResult(
                     str(path), hit.diagnostics, hit.errors, original=sources[path].text, links=hit.links
                 )
-                used[path] = task.settings
-                misses.discard(path)
+                misses.pop(path, None)
                 proven.add(path)
                 answered.append(path)
             pending = _grown(flow, answered, results)
@@ -311,28 +305,13 @@ def _rounds(
             break
         first = [p for p in misses if p not in proven] or list(misses)
         batch = sorted(first, key=order.__getitem__)
-        misses.difference_update(batch)
-        keys: dict[Path, str | None] = {}
-        changed: set[Path] = set()
-
-        def prepare(path: Path) -> _Task:
-            task = _Task(sources[path], flow.settings_for(path, settings))
-            used[path] = task.settings
-            keys[path] = entry_key(sources[path].raw, path, task.settings) if cache is not None else None
-            return task
-
-        def collect(index: int, result: FileResult) -> None:
-            path = batch[index]
+        chosen = [misses.pop(p) for p in batch]
+        linted = _lint_all(workers, batch, [t for t, _ in chosen])
+        for path, (_, key), result in zip(batch, chosen, linted, strict=True):
             results[path] = result
-            key = keys[path]
             if cache is not None and key is not None and not any("internal error" in e.message for e in result.errors):
                 cache.put(path, key, Cached(result.diagnostics, result.errors, result.links))
-            changed.update(flow.add(path, result.links) if flow.active else ())
-
-        _lint_all(workers, batch, sizes=[len(sources[p].text) for p in batch], prepare=prepare, collect=collect)
-        # Files whose settings grew after they were sent (the others were sent with them).
-        stale = (changed | flow.waiting()) & used.keys() if flow.active else set()
-        pending = {p for p in stale if p not in misses and flow.settings_for(p, settings) != used[p]} | misses
+        pending = _grown(flow, batch, results) | set(misses)
     return flow, results
 
 
@@ -363,16 +342,9 @@ def _lint(task: _Task) -> FileResult:
     )
 
 
-def _lint_all(
-    workers, paths: list[Path], tasks: list[_Task] | None = None, *, sizes: list[int] | None = None, prepare=None,
-    collect=None,
-) -> list[FileResult]:
-    """`_lint` over `tasks` (one per path), each file sent to the worker that linted it before;
-    with `prepare` (path -> task) instead, each task is made when it is sent (see `Pool.map`),
-    and `sizes` are the texts' lengths."""
-    if tasks is not None:
-        return workers.map(_lint, tasks, keys=paths, weights=[len(t.source.text) for t in tasks])
-    return workers.map(_lint, paths, keys=paths, weights=sizes, prepare=prepare, collect=collect)
+def _lint_all(workers, paths: list[Path], tasks: list[_Task]) -> list[FileResult]:
+    """`_lint` over `tasks` (one per path), each file sent to the worker that linted it before."""
+    return workers.map(_lint, tasks, keys=paths, weights=[len(t.source.text) for t in tasks])
 
 
 def _text(sources: dict[Path, SourceFile], path: Path) -> str | None:

@@ -18,7 +18,7 @@ import os
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from jaxloopfix.runtime import start_worker
 
@@ -30,9 +30,8 @@ MIN_FILES_PER_WORKER = 8
 # An idle worker takes another's item when that many wait there: a worker linting a file
 # again from its kept tree takes about half the time of a fresh lint.
 STEAL_AFTER = 2
-# The most items sent to a worker in one message; fewer when items are made as they are sent.
+# The most items sent to a worker in one message.
 MAX_CHUNK = 16
-MAX_LATE_CHUNK = 2
 
 
 def default_jobs() -> int:
@@ -56,40 +55,24 @@ class Pool:
         items: Sequence[T],
         keys: Sequence[Hashable] | None = None,
         weights: Sequence[float] | None = None,
-        *,
-        prepare: Callable[[Any], T] | None = None,
-        collect: Callable[[int, R], None] | None = None,
     ) -> list[R]:
         """`[func(item) for item in items]`, spread over the workers.
 
         `keys` name what an item is about (a file): an item goes to the worker its key last
-        went to. `weights` estimate each item's cost (its text's length), to share the rest.
-
-        With `prepare`, what is sent is `prepare(item)`, made only when the item is sent, and
-        `collect(index, result)` sees each result as it arrives, in this process: the project
-        pass gives a file the tracing learned from the files linted before it. The items are
-        then sent in their given order rather than largest first."""
-        make: Callable[[Any], T] = prepare if prepare is not None else (lambda item: item)
+        went to. `weights` estimate each item's cost (its text's length), to share the rest."""
         # Once started (a first round with enough files), the workers take any later round of
         # two files or more, or one a worker has seen: each file is a full analysis.
         started = bool(self._workers)
         known = keys is not None and any(k in self._home for k in keys)
         if self.jobs == 1 or len(items) < (2 if started else 2 * MIN_FILES_PER_WORKER) and not (started and known):
-            out = []
-            for index, item in enumerate(items):
-                out.append(func(make(item)))
-                if collect is not None:
-                    collect(index, out[-1])
-            return out
+            return [func(item) for item in items]
         if not started:
             # `spawn` never copies a parent's threads or locks; workers import only jaxloopfix.
             context = multiprocessing.get_context("spawn")
             self._workers = [
                 ProcessPoolExecutor(1, mp_context=context, initializer=start_worker) for _ in range(self.jobs)
             ]
-        queues = self._queues(len(items), keys, weights, in_order=prepare is not None)
-        # Items made when sent stay few per message, so that most are made late.
-        most = MAX_CHUNK if prepare is None else MAX_LATE_CHUNK
+        queues = self._queues(len(items), keys, weights)
         results: list[R | None] = [None] * len(items)
         running: dict[Future, tuple[list[int], int]] = {}  # future -> (items, worker)
 
@@ -100,7 +83,7 @@ class Pool:
                 queue = longest if len(longest) >= STEAL_AFTER else queue
             # Several small items per message while much is left (a file the pre-filter rejects
             # takes about a millisecond), one at a time towards the end.
-            count = max(1, min(most, len(queue) // 4))
+            count = max(1, min(MAX_CHUNK, len(queue) // 4))
             if queue is queues[worker]:
                 chunk, queue[:count] = queue[:count], []
             else:
@@ -109,11 +92,11 @@ class Pool:
                 if keys is not None:
                     for index in chunk:
                         self._home[keys[index]] = worker
-                future = self._workers[worker].submit(_each, func, [make(items[i]) for i in chunk])
+                future = self._workers[worker].submit(_each, func, [items[i] for i in chunk])
                 running[future] = (chunk, worker)
 
         for worker in range(self.jobs):
-            for _ in range(2 if prepare is None else 1):  # two in flight, so a worker never waits on the parent
+            for _ in range(2):  # two in flight, so a worker never waits on the parent
                 feed(worker)
         while running:
             done, _ = wait(running, return_when=FIRST_COMPLETED)
@@ -121,19 +104,15 @@ class Pool:
                 chunk, worker = running.pop(future)
                 for index, result in zip(chunk, future.result(), strict=True):
                     results[index] = result
-                    if collect is not None:
-                        collect(index, result)
                 feed(worker)
         return results  # type: ignore[return-value]
 
     def _queues(
-        self, count: int, keys: Sequence[Hashable] | None, weights: Sequence[float] | None, in_order: bool = False
+        self, count: int, keys: Sequence[Hashable] | None, weights: Sequence[float] | None
     ) -> list[list[int]]:
-        """Each worker's items, largest first (or in the given order): an item goes to its
-        key's worker, the rest to whichever worker has the least work so far."""
-        order = list(range(count))
-        if not in_order:
-            order.sort(key=lambda i: -(weights[i] if weights is not None else 1.0))
+        """Each worker's items, largest first: an item goes to its key's worker, the rest to
+        whichever worker has the least work so far."""
+        order = sorted(range(count), key=lambda i: -(weights[i] if weights is not None else 1.0))
         queues: list[list[int]] = [[] for _ in range(self.jobs)]
         load = [0.0] * self.jobs
         for index in order:

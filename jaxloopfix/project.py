@@ -13,7 +13,6 @@ without an `__init__.py`).
 from __future__ import annotations
 
 import ast
-import heapq
 import os
 import re
 from collections.abc import Callable, Iterable
@@ -284,67 +283,6 @@ class TraceFlow:
         return classes | {path for path in self.asked if self.answered.get(path, ()) != self._declared_for(path)}
 
 
-_FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+(\.*)[ \t]*([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)", re.MULTILINE)
-_IMPORT = re.compile(r"^[ \t]*import[ \t]+([^\n#;]*)", re.MULTILINE)
-
-
-def imported_modules(text: str, module: ModuleName | None) -> set[str]:
-    """The absolute names of the modules `text` may import (`from .a import b`: `pkg.a` and
-    `pkg.a.b`), found by a word search: an approximation, good enough to order work by."""
-    found: set[str] = set()
-    for match in _FROM_IMPORT.finditer(text):
-        dots, base, names = match.group(1), match.group(2), match.group(3).strip("() \t\r\n")
-        heads = ([base] if base else []) + [f"{base}.{name}" if base else name for name in _names(names)]
-        for head in heads:
-            if not dots:
-                found.add(head)
-            elif module is not None:
-                absolute = resolve_relative(dots + head, module.package)
-                if absolute is not None:
-                    found.add(absolute)
-    for match in _IMPORT.finditer(text):
-        found.update(_names(match.group(1)))
-    return found
-
-
-def _names(text: str) -> list[str]:
-    """`a.b as c, d` -> ["a.b", "d"]."""
-    return [part.split()[0] for part in text.replace("\\", " ").split(",") if part.split()]
-
-
-def importers_first(index: ModuleIndex, texts: dict[Path, str]) -> dict[Path, int]:
-    """A place for each file such that, cycles aside, a file comes after the files that import
-    it: tracing flows from an importer's traced code into what it imports, so a file linted
-    after its importers is seldom linted again. Ties keep the given order."""
-    given = {path: place for place, path in enumerate(texts)}
-    importees: dict[Path, set[Path]] = {path: set() for path in texts}
-    waiting = dict.fromkeys(texts, 0)  # importers not placed yet
-    for path, text in texts.items():
-        for name in imported_modules(text, index.names.get(path)):
-            target = index.resolve(path, name)
-            if target is not None and target != path and target in waiting and target not in importees[path]:
-                importees[path].add(target)
-                waiting[target] += 1
-    ready = [(given[p], p) for p, n in waiting.items() if n == 0]
-    heapq.heapify(ready)
-    placed: dict[Path, int] = {}
-    while len(placed) < len(texts):
-        if not ready:  # a cycle: the file with the fewest importers left goes first
-            path = min((p for p in texts if p not in placed), key=lambda p: (waiting[p], given[p]))
-            waiting[path] = 0
-        else:
-            path = heapq.heappop(ready)[1]
-            if path in placed:
-                continue
-        placed[path] = len(placed)
-        for target in importees[path]:
-            if target not in placed:
-                waiting[target] -= 1
-                if waiting[target] == 0:
-                    heapq.heappush(ready, (given[target], target))
-    return placed
-
-
 def _imported_names(text: str, module: ModuleName) -> dict[str, str]:
     """name -> the absolute name a module-level `from ... import` binds it to in `text`."""
     try:
@@ -365,20 +303,9 @@ def _imported_names(text: str, module: ModuleName) -> dict[str, str]:
 
 def _merge(old: TraceSeed | None, new: TraceSeed) -> TraceSeed:
     """One seed per function: a transform's view wins over a plain call's (its parameters are
-    tracers); a parameter static at any transform site stays static (precision first).
-
-    Between two of the same kind, the reason that sorts first is kept: files report their
-    links in whatever order their workers finish, and the note naming the caller must not
-    depend on it."""
+    tracers); a parameter static at any transform site stays static (precision first)."""
     if old is None or (new.transformed and not old.transformed):
         return new
     if old.transformed and new.transformed:
-        return replace(
-            old,
-            reason=min(old.reason, new.reason),
-            static_names=old.static_names | new.static_names,
-            static_nums=old.static_nums | new.static_nums,
-        )
-    if not old.transformed and not new.transformed and new.reason < old.reason:
-        return new
+        return replace(old, static_names=old.static_names | new.static_names, static_nums=old.static_nums | new.static_nums)
     return old

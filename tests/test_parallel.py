@@ -73,37 +73,3 @@ def test_a_key_goes_back_to_the_worker_that_took_it() -> None:
         assert len({pid for _, pid in third}) == 2
     finally:
         workers.close()
-
-
-def _square(item: int) -> int:
-    return item * item
-
-
-def test_items_made_when_sent_and_results_seen_as_they_arrive() -> None:
-    """With `prepare`, each item is made when it is sent, after the results before it in its
-    worker came back; `collect` sees every result in this process."""
-    from jaxloopfix.parallel import MIN_FILES_PER_WORKER, Pool
-
-    items = list(range(3 * MIN_FILES_PER_WORKER))
-    for jobs in (1, 2):
-        made: list[int] = []
-        seen: dict[int, int] = {}
-
-        def prepare(item: int) -> int:
-            made.append(item)
-            return item + len(seen)  # what is known when it is sent
-
-        def collect(index: int, result: int) -> None:
-            seen[index] = result
-
-        workers = Pool(jobs)
-        try:
-            out = workers.map(_square, items, keys=items, weights=[1.0] * len(items), prepare=prepare, collect=collect)
-        finally:
-            workers.close()
-        assert sorted(made) == items  # each item made once
-        assert seen == dict(enumerate(out))
-        sent = [(r ** 0.5) - i for i, r in enumerate(out)]
-        assert sent[0] == 0 and sent[-1] > 0  # later items were made after results came back
-        if jobs == 1:
-            assert sent == list(range(len(items)))  # one process: every result before the next item
