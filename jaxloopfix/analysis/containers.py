@@ -72,6 +72,7 @@ class ContainerEvidence:
         # Declared types from other project modules, and how to ask the project pass for one.
         self.site = site
         self.ask = ask
+        self._resolving: set[str] = set()  # names `name` is looking up (their bindings may cycle)
         self._annotations = {
             p.name.value: p.annotation.annotation for p in parameters(func, stars=False) if p.annotation is not None
         }
@@ -224,9 +225,19 @@ class ContainerEvidence:
         return None
 
     def name(self, name: str) -> str | None:
-        """A local name or parameter known to hold a Python container."""
-        if name in self.facts.names:
+        """A local name or parameter known to hold a Python container.
+
+        A name bound to an expression of itself (`xs = list(xs)`) is not looked up again
+        while its own bindings are examined: that binding answers from its other parts."""
+        if name in self.facts.names or name in self._resolving:
             return None
+        self._resolving.add(name)
+        try:
+            return self._name(name)
+        finally:
+            self._resolving.discard(name)
+
+    def _name(self, name: str) -> str | None:
         star = self._starred(name)
         if star is not None:
             return star
@@ -608,6 +619,7 @@ class ContainerEvidence:
         itself (`out.extend(walk(sub))`: a recursive walk over nested structure, whose own loops
         are judged on their own) and a call that only reads static metadata (`jax.typeof(x)`)."""
         recursive = False
+        wrapper = ""
         for node in _own_descendants(loop.body):
             if isinstance(node, cst.BinaryOperation) and not isinstance(node.operator, (cst.BitOr, cst.BitAnd)):
                 if not _text_operation(node):
@@ -633,11 +645,19 @@ class ContainerEvidence:
                 name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
                 if name in METADATA_FUNCTIONS:
                     continue
+                if qname is not None and _wraps_function(qname):
+                    wrapper = wrapper or name
+                    continue
                 return None
         if recursive:
             return (
                 f"each step calls `{self.func.name.value}` itself and nothing else computes: a recursive walk "
                 "over nested structure (its own loops are judged on their own)"
+            )
+        if wrapper:
+            return (
+                f"each step only wraps a function (`{wrapper}`): nothing is computed until the wrapped "
+                "function is called, once, after the loop"
             )
         return "the body runs no array operation (no arithmetic, no JAX call, no function or module call): it builds Python structure or text"
 
@@ -833,6 +853,19 @@ HOST_MODULES = frozenset({"glob", "os", "re", "pathlib", "inspect", "importlib",
 
 # Functions that return a value's static description (its abstract value), never array data.
 METADATA_FUNCTIONS = frozenset({"typeof", "get_aval", "shaped_abstractify", "eval_shape", "ShapeDtypeStruct"})
+# Transforms that return a new function and compute nothing themselves (`f = jax.vmap(f)`).
+FUNCTION_WRAPPERS = frozenset(
+    {"vmap", "jit", "pmap", "grad", "value_and_grad", "jacfwd", "jacrev", "hessian", "checkpoint", "remat",
+     "custom_jvp", "custom_vjp", "filter_jit", "filter_vmap", "filter_grad", "filter_value_and_grad"}
+)
+
+
+def _wraps_function(qname: str) -> bool:
+    """`jax.vmap`, `jax._src.api.vmap`, `equinox.filter_jit`, `functools.partial`: a call that only builds a function."""
+    if qname == "functools.partial":
+        return True
+    root, last = qname.partition(".")[0], qname.rsplit(".", 1)[-1]
+    return root in ("jax", "equinox") and last in FUNCTION_WRAPPERS
 
 
 def _text_value(expr: cst.BaseExpression) -> bool:
