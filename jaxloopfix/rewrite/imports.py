@@ -104,7 +104,29 @@ class ImportPlan:
         context = CodemodContext()
         for mod, obj, asname in self.to_add:
             AddImportsVisitor.add_needed_import(context, mod, obj, asname)
-        return AddImportsVisitor(context).transform_module(module)
+        # The visitor copies and walks the module it is given, a second or more on a large
+        # one; it reads and changes only the module's head, so it is given only that.
+        head = _import_head(module)
+        done = AddImportsVisitor(context).transform_module(module.with_changes(body=module.body[:head]))
+        return done.with_changes(body=[*done.body, *module.body[head:]])
+
+
+def _import_head(module: cst.Module) -> int:
+    """How many leading statements cover all `AddImportsVisitor` reads or changes: a first
+    statement (its docstring or `__strict__` flag), the import lines after it, where new
+    imports go, and the statement after those (which may get an empty line before it).
+    A line of several imports, or a first statement of another kind, only counts more."""
+    body = module.body
+    index = 1 if body and not _imports_only(body[0]) else 0
+    while index < len(body) and _imports_only(body[index]):
+        index += 1
+    return min(len(body), index + 1)
+
+
+def _imports_only(statement: cst.BaseStatement) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and all(
+        isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body
+    )
 
 
 __all__: Sequence[str] = ["ImportPlan", "module_aliases"]

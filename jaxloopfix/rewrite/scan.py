@@ -15,6 +15,7 @@ import libcst as cst
 from jaxloopfix.analysis.names import assigned_names, loads, parameters
 from jaxloopfix.analysis.plan import Accumulator, LoopPlan, Sequence
 from jaxloopfix.analysis.source import ParsedModule, comments_in, names_in
+from jaxloopfix.analysis.walk import walk
 from jaxloopfix.rewrite.imports import ImportPlan
 
 
@@ -293,8 +294,24 @@ class ScanRenderer:
             stacks[0] = stacks[0].with_changes(leading_lines=step_def.leading_lines)
             step_def = step_def.with_changes(leading_lines=())
         transformer = _ModuleRewrite(loop, [*stacks, step_def, scan_statement, *as_lists], inits, finishers)
-        module = self.module.visit(transformer)
-        return self.imports.apply(module)
+        return self.imports.apply(self.spliced(transformer))
+
+    def spliced(self, transformer: _ModuleRewrite) -> cst.Module:
+        """`self.module.visit(transformer)`, visiting only the top-level statement that holds
+        the loop when every node the transformer replaces lies in it: a transformer copies each
+        node it passes, a large part of a fix's cost on a large module."""
+        module = self.module
+        top: cst.CSTNode = transformer.loop
+        for ancestor in self.parsed.ancestors(transformer.loop):
+            if ancestor is module:
+                break
+            top = ancestor
+        index = next((i for i, statement in enumerate(module.body) if statement is top), None)
+        inside = {id(node) for node in walk(top)} if index is not None else set()
+        if index is None or not (transformer.inits | transformer.finishers.keys()) <= inside:
+            return module.visit(transformer)
+        new = top.visit(transformer)
+        return module.with_changes(body=[*module.body[:index], new, *module.body[index + 1 :]])
 
     def steps_expr(self, accumulator: Accumulator) -> str:
         """The scan's stacked outputs in the order the list holds them: a reversed range, a

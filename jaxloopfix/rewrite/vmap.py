@@ -149,8 +149,7 @@ class VmapRenderer(ScanRenderer):
 
         finishers = {id(a.finisher): self.finisher_replacement(a) for a in plan.accumulators}
         inits = {id(a.init) for a in plan.accumulators} | removed_after(plan, finishers)
-        module = self.module.visit(_ModuleRewrite(loop, replacement, inits, finishers))
-        return self.imports.apply(module)
+        return self.imports.apply(self.spliced(_ModuleRewrite(loop, replacement, inits, finishers)))
 
 
 def _axes(axes: list[int]) -> str:
