@@ -337,9 +337,13 @@ class _Task:
 
 def _lint(task: _Task) -> FileResult:
     """`check_source` for one task (module-level: worker processes call it)."""
-    return check_source(
+    from jaxloopfix.runtime import task_done
+
+    result = check_source(
         task.source, task.settings, fix=task.fix, unsafe=task.unsafe, write=task.write, verify=task.verify
     )
+    task_done()
+    return result
 
 
 def _lint_all(workers, paths: list[Path], tasks: list[_Task]) -> list[FileResult]:

@@ -36,6 +36,8 @@ _CONTEXT = {"help_option_names": ["-h", "--help"]}
 
 # Set by `check`: the process may end without freeing its heap (see `run`).
 _QUICK_EXIT: list[bool] = []
+# Set by `run`: this process is the command's own, which ends with it (not a test's or a caller's).
+_OWN_PROCESS: list[bool] = []
 
 
 def run() -> None:
@@ -45,6 +47,7 @@ def run() -> None:
     frees them one by one, about a sixth of a one-process `check` of Flax. `check` has
     written its output and its cache (atomically) by then, and its worker pool is closed,
     so the process ends as soon as its streams are flushed, with the same status."""
+    _OWN_PROCESS.append(True)
     try:
         main()
     except SystemExit as exc:
@@ -136,6 +139,10 @@ def check(
 ) -> None:
     """Check PATHS (default: the current directory) for loops unrolled under a JAX trace."""
     _QUICK_EXIT.append(True)  # see `run`: nothing `check` leaves behind needs freeing
+    if _OWN_PROCESS:
+        from jaxloopfix.runtime import one_shot
+
+        one_shot()  # its heap lives to the end of the run: see `runtime.task_done`
     if (verify_fixes or tune_unroll) and not fix:
         raise click.UsageError("--verify and --tune-unroll apply to --fix")
     output_format = output_format.lower()

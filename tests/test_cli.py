@@ -6,6 +6,7 @@ exist yet; once it exists an import error fails them loudly instead of skipping.
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import json
 import re
@@ -527,6 +528,26 @@ def test_a_cached_run_does_not_load_the_engine(tmp_path: Path) -> None:
     second = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True)
     assert first.stdout.strip().endswith("True") and second.stdout.strip().endswith("False")
     assert "JLF001" in second.stdout
+
+
+def test_only_the_commands_own_process_stops_collecting_what_it_keeps(tmp_path: Path) -> None:
+    """`jaxloopfix check` run as its own process keeps the cyclic collector off each file's
+    kept analysis (`runtime.task_done`) and reports what a caller's process reports; `check`
+    called inside another process (a test, an editor integration) must leave that process's
+    collector as it was."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text("")
+    for path in sorted((Path(__file__).resolve().parent.parent / "fixtures" / "JLF002").glob("*.py"))[:20]:
+        (project / path.name).write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
+    args = ["check", "--no-cache", "--output-format", "json", "--jobs", "1", str(project)]
+    frozen = gc.get_freeze_count()
+    here = CliRunner().invoke(main, args)
+    assert here.exit_code == 1, here.output
+    assert gc.get_freeze_count() == frozen
+    own = subprocess.run([sys.executable, "-m", "jaxloopfix", *args], capture_output=True, text=True, check=False)
+    assert own.returncode == 1, own.stderr
+    assert json.loads(own.stdout) == json.loads(here.stdout) != []
 
 
 def test_the_command_keeps_its_exit_status_and_output(tmp_path: Path) -> None:
