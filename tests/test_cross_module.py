@@ -445,3 +445,31 @@ def test_declared_types_from_other_modules_are_evidence(tmp_path: Path) -> None:
         assert [d.location.row for r in alone for d in r.diagnostics] == [lines["rows"]]
     isolated = api.check_paths([root / "pkg" / "render.py"], Settings(), isolated=True)
     assert sorted(d.location.row for r in isolated for d in r.diagnostics) == [lines["render"], lines["rows"]]
+
+
+def test_a_file_linted_again_with_more_seeds_gets_the_answer_of_a_fresh_lint() -> None:
+    """The project pass lints a file again each time other modules trace more of it. The
+    traced functions found before the seeds are applied are taken up again from the first
+    lint of the text (`TracedFinder.find`); each lint must give what a lint of a freshly
+    parsed text gives: the same diagnostics, notes naming the same callers, the same links."""
+    from dataclasses import replace
+
+    from jaxloopfix.analysis import source
+
+    layers = FIXTURE / "seqmodel" / "layers.py"
+    text = layers.read_text(encoding="utf-8")
+    full = api.project_settings(layers, text, Settings())
+    seeds = full.site.seeds
+    assert len(seeds) >= 2
+    # All the seeds first, then fewer: what is kept from the first lint must hold no seed.
+    counts = [len(seeds), 1, 0, len(seeds)]
+    steps = [replace(full, site=replace(full.site, seeds=seeds[:count])) for count in counts]
+    # Without the pre-filter every lint parses the whole text, so each takes up the first's start.
+    again = [engine.lint_module(text, str(layers), step, prefilter=False) for step in steps]
+    fresh = []
+    for step in steps:
+        source._RECENT.clear()
+        fresh.append(engine.lint_module(text, str(layers), step, prefilter=False))
+    assert [(lint.diagnostics, lint.links) for lint in again] == [(lint.diagnostics, lint.links) for lint in fresh]
+    assert [len(lint.diagnostics) for lint in again] == [2, 1, 0, 2]  # each seed traces one of the loops
+    assert all("train.py" in (d.traced_reason or "") for d in again[0].diagnostics)

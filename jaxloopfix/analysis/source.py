@@ -203,6 +203,10 @@ class ParsedModule:
         self.wrapper = syntax.wrapper
         self._qnames = syntax.qnames
 
+    def kept(self, name: str) -> dict:
+        """A dict kept with this text's syntax: what a lint of the same text can take up again."""
+        return self._syntax.__dict__.setdefault(f"kept: {name}", {})
+
     @property
     def _positions(self):
         return self._syntax.positions

@@ -197,6 +197,19 @@ class TracedFunction:
         return self.why if isinstance(self.why, str) else self.why()
 
 
+@dataclass(frozen=True)
+class _Start:
+    """What `TracedFinder._before_seeds` found, to resume from (kept with the text's syntax)."""
+
+    traced: tuple[tuple[cst.FunctionDef, str | Callable[[], str], frozenset[str], bool, str | None], ...]
+    custom: tuple[tuple[cst.FunctionDef, int], ...]
+    external: tuple[ExternalTrace, ...]
+    classes: tuple[ModuleClass, ...]
+    wanted: frozenset[str]
+    declarations: frozenset[str]
+    classes_defined: tuple[cst.ClassDef, ...]
+
+
 def _literal_strings(expr: cst.BaseExpression) -> list[str]:
     if isinstance(expr, cst.SimpleString):
         value = expr.evaluated_value
@@ -634,6 +647,61 @@ class TracedFinder:
 
     # -- the search ------------------------------------------------------------
     def find(self) -> dict[cst.FunctionDef, TracedFunction]:
+        parsed = self.parsed
+        # Everything before the seeds depends on the text and the settings but not on the
+        # seeds: the project pass lints a file again each time other modules trace more of
+        # it, so that part is kept with the text's syntax and taken up again from there.
+        key = (
+            parsed.filename, parsed.hidden, parsed.bound, self.transforms, tuple(self.bases.items()),
+            replace(self.site, seeds=()) if self.site is not None else None,
+        )
+        kept = parsed.kept("traced before seeds")
+        start = kept.get(key)
+        if start is None:
+            start = kept[key] = self._before_seeds()
+            while len(kept) > 2:  # settings other than the seeds rarely change between lints
+                del kept[next(iter(kept))]
+        classes = self._resume(start)
+        if self.site is not None:
+            self._apply_seeds()
+
+        # Propagate: nested definitions and same-module callees of traced functions, then the
+        # overrides of methods that traced methods call on `self`, until nothing changes.
+        work = list(self.traced.values())
+        while work:
+            while work:
+                current = work.pop()
+                for inner, reason in self._reached_from(current):
+                    if inner not in self.traced:
+                        traced = TracedFunction(inner, reason)
+                        self.traced[inner] = traced
+                        work.append(traced)
+            before = set(self.traced)
+            if self._collect_hooks():
+                self._seed_overrides(classes)
+            work = [t for f, t in self.traced.items() if f not in before]
+        if self.site is not None and self.site.module is not None:
+            for statement in parsed.module.body:
+                if not isinstance(statement, cst.ClassDef):
+                    continue
+                found = self.framework_of(statement)
+                own = self._hooks.get(statement)
+                if found is None and own:
+                    found = (_hook_framework(statement.name.value, own), "")
+                elif found is not None and own and found[0].entries.startswith(HOOKS):
+                    found = (_merge_hooks(found[0], own), found[1])
+                if found is not None:
+                    qualified = f"{self.site.module}.{statement.name.value}"
+                    self.links.classes.append(ModuleClass(qualified, found[0].label, found[0].entries))
+        for traced in self.traced.values():
+            cls = self.parsed.parent(self.parsed.parent(traced.node) or traced.node)
+            if isinstance(cls, cst.ClassDef):  # a method: FunctionDef <- IndentedBlock <- ClassDef
+                found = self.framework_of(cls)
+                traced.module = found[0].label if found is not None else None
+        return self.traced
+
+    def _before_seeds(self) -> _Start:
+        """The traced functions and links found before the seeds are applied (see `find`)."""
         functions: list[cst.FunctionDef] = []
         calls: list[cst.Call] = []
         classes: list[cst.ClassDef] = []
@@ -675,42 +743,28 @@ class TracedFinder:
                         self._mark(func, self._at_line(f"wrapped by `{shorten(parsed.code(call))}`", call), transform)
         self._mark_framework_entries(functions, calls, classes)
         if self.site is not None:
-            self._cross_module(calls)
+            self._calls_elsewhere(calls)
+        assert not self._hooks  # collected only while propagating
+        links = self.links
+        return _Start(
+            tuple((t.node, t.why, frozenset(t.static_params), t.transformed, t.module) for t in self.traced.values()),
+            tuple(self._custom.items()),
+            tuple(links.external), tuple(links.classes), frozenset(links.wanted), frozenset(links.declarations),
+            tuple(classes),
+        )
 
-        # Propagate: nested definitions and same-module callees of traced functions, then the
-        # overrides of methods that traced methods call on `self`, until nothing changes.
-        work = list(self.traced.values())
-        while work:
-            while work:
-                current = work.pop()
-                for inner, reason in self._reached_from(current):
-                    if inner not in self.traced:
-                        traced = TracedFunction(inner, reason)
-                        self.traced[inner] = traced
-                        work.append(traced)
-            before = set(self.traced)
-            if self._collect_hooks():
-                self._seed_overrides(classes)
-            work = [t for f, t in self.traced.items() if f not in before]
-        if self.site is not None and self.site.module is not None:
-            for statement in parsed.module.body:
-                if not isinstance(statement, cst.ClassDef):
-                    continue
-                found = self.framework_of(statement)
-                own = self._hooks.get(statement)
-                if found is None and own:
-                    found = (_hook_framework(statement.name.value, own), "")
-                elif found is not None and own and found[0].entries.startswith(HOOKS):
-                    found = (_merge_hooks(found[0], own), found[1])
-                if found is not None:
-                    qualified = f"{self.site.module}.{statement.name.value}"
-                    self.links.classes.append(ModuleClass(qualified, found[0].label, found[0].entries))
-        for traced in self.traced.values():
-            cls = self.parsed.parent(self.parsed.parent(traced.node) or traced.node)
-            if isinstance(cls, cst.ClassDef):  # a method: FunctionDef <- IndentedBlock <- ClassDef
-                found = self.framework_of(cls)
-                traced.module = found[0].label if found is not None else None
-        return self.traced
+    def _resume(self, start: _Start) -> list[cst.ClassDef]:
+        """This finder in the state `_before_seeds` left; the module's classes."""
+        self.traced = {
+            node: TracedFunction(node, why, set(static), transformed, module)
+            for node, why, static, transformed, module in start.traced
+        }
+        self._custom = dict(start.custom)
+        self._hooks = {}
+        self.links = ModuleLinks(
+            list(start.external), list(start.classes), set(start.wanted), set(start.declarations)
+        )
+        return list(start.classes_defined)
 
     def _at_line(self, text: str, node: cst.CSTNode) -> Callable[[], str]:
         return lambda: f"{text} on line {self.parsed.position(node).start.line}"
@@ -865,8 +919,8 @@ class TracedFinder:
         return False
 
     # -- other modules of the project ------------------------------------------
-    def _cross_module(self, calls: list[cst.Call]) -> None:
-        """Seed what other modules trace here; record what traced code here reaches elsewhere."""
+    def _calls_elsewhere(self, calls: list[cst.Call]) -> None:
+        """Record what transforms and function takers here apply to functions of other modules."""
         for call in calls:
             wrapped = self.wrapped_target(call)
             if wrapped is not None and self.resolve_function(wrapped[0]) is None:
@@ -887,6 +941,9 @@ class TracedFinder:
                     item = item.args[0].value
                 text = f"{taker.label} `{shorten(self.parsed.code(call.func), 40)}`"
                 self._external(item, text, call, taker.transformed, names, nums)
+
+    def _apply_seeds(self) -> None:
+        """Seed what other modules trace here (a re-export passes the seed on)."""
         assert self.site is not None
         for seed in self.site.seeds:
             func = self._module_function(seed.name)
