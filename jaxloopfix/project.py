@@ -107,6 +107,8 @@ class ModuleIndex:
     notebooks: set[Path] = field(default_factory=set)
     # See `ModuleSite.class_flow`.
     class_flow: bool = True
+    # Project roots found so far, per directory (see `shown`).
+    _roots: dict[str, Path | None] = field(default_factory=dict, repr=False)
 
     @classmethod
     def build(cls, files: list[Path], class_flow: bool = True) -> ModuleIndex:
@@ -145,9 +147,22 @@ class ModuleIndex:
         found = self.names.get(path)
         if found is None:
             if path in self.notebooks:  # imports project modules, is imported by none
-                return ModuleSite(None, self.roots, seeds, None, classes, self.class_flow, declared)
+                return ModuleSite(None, self.roots, seeds, None, classes, self.class_flow, declared, self.shown(path))
             return None
-        return ModuleSite(found.package, self.roots, seeds, found.name, classes, self.class_flow, declared)
+        shown = self.shown(path)
+        return ModuleSite(found.package, self.roots, seeds, found.name, classes, self.class_flow, declared, shown)
+
+    def shown(self, path: Path) -> str:
+        """`path` from its project's root (else from its import root), in `/` form: a note that
+        names it reads the same, and the settings it is part of are cached the same, whether
+        the run was given the project (`check src/`), the file or its absolute path."""
+        from jaxloopfix.project_context import project_root
+
+        found = self.names.get(path)
+        root = project_root(path, self._roots) or (found.root if found is not None else None)
+        if root is None:
+            return Path(path).as_posix()
+        return Path(os.path.relpath(os.path.abspath(path), root)).as_posix()
 
 
 @dataclass

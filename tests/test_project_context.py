@@ -59,6 +59,10 @@ def test_a_file_checked_alone_gets_the_project_diagnostics_and_isolated_turns_th
     alone = _shown(_check("seqmodel/layers.py"), "seqmodel/layers.py")
     assert [(code, row) for code, row, *_ in whole] == [("JLF001", 7), ("JLF002", 15)]
     assert alone == whole
+    # Without the cache too, and given by its absolute path: the notes name the caller's
+    # file from the project's root in every kind of run.
+    for given in ("seqmodel/layers.py", str(project / "seqmodel" / "layers.py"), "."):
+        assert _shown(_check("--no-cache", given), "seqmodel/layers.py") == whole
     # The note still names the caller in the other file.
     assert "called from traced function `loss` on line 11 of" in alone[0][4] and "train.py" in alone[0][4]
     assert _shown(_check("--isolated", "seqmodel/layers.py"), "seqmodel/layers.py") == []

@@ -88,6 +88,9 @@ class ModuleSite:
     class_flow: bool = True
     # Declared types of project names this module asked for: (qualified name, annotation text).
     declared: tuple[tuple[str, str], ...] = ()
+    # This file as the notes of other modules name it: its path from its project's root
+    # (`seqmodel/train.py`), the same whichever way the run was given its files.
+    shown: str | None = None
 
     def declared_type(self, qualified: str) -> str | None:
         return next((text for name, text in self.declared if name == qualified), None)

@@ -974,7 +974,7 @@ class TracedFinder:
         if target is None:
             return
         line = self.parsed.call_line(node) if isinstance(node, cst.Call) else self.parsed.position(node).start.line
-        reason = f"{text} on line {line} of {self.parsed.filename}"
+        reason = f"{text} on line {line} of {self.site.shown or self.parsed.filename}"
         self.links.external.append(
             ExternalTrace(target[0], target[1], reason, transformed, frozenset(static_names), frozenset(static_nums))
         )
