@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 from dataclasses import dataclass, field
@@ -270,48 +271,41 @@ def _rounds(
 ) -> tuple[TraceFlow, dict[Path, FileResult]]:
     """Lint every source, then again those that gained seeds or framework classes, until nothing changes.
 
-    Answers from the cache feed the flow before anything is linted, and a file whose bytes a
-    cache hit in this run proved unchanged waits while a file with new bytes can be linted
-    first: after one edit, the unchanged files' seeds come from their cached answers and the
-    edited file is linted with its seeds, rather than once per round the cold run took. The
-    flow only grows (seeds merge, classes and questions accumulate), so the order of
-    evaluation does not change the fixed point every file's result is read at."""
+    Each round looks up every file whose settings changed in the cache, lints those it has no
+    answer for, and then records all of the round's links in the files' order. A warm run, or
+    a run after an edit, thus passes through the very rounds and settings of the run that
+    filled the cache: the unchanged files are answered by the entries it wrote, and only an
+    edited file (once per round whose settings differ for it) and the files its changed
+    links reach are linted. The flow only grows (seeds merge, classes and questions
+    accumulate), so the fixed point every file's result is read at is that of any order."""
     modules = [p for p in sources if p.suffix in (".py", ".ipynb")]
     class_flow = may_define_framework_classes((sources[p].text for p in modules), settings.extra_traced_base_classes)
     flow = TraceFlow(ModuleIndex.build(modules, class_flow), lambda p: _text(sources, p))
     results: dict[Path, FileResult] = {}
-    order = {p: i for i, p in enumerate(sources)}
-    misses: dict[Path, tuple[_Task, str | None]] = {}
-    proven: set[Path] = set()  # a cache hit in this run: the bytes are those of an earlier run
+    # Files in the order of their absolute paths: the order links are recorded in (and so which
+    # caller a seed's note names) is the same however the run was given its files.
+    ranked = sorted(sources, key=lambda path: Path(os.path.abspath(path)).parts)
+    order = {path: place for place, path in enumerate(ranked)}
     pending: set[Path] = set(sources)
-    while pending or misses:
-        while pending:  # the cache's answers, and what they tell other files
-            answered = []
-            for path in sorted(pending, key=order.__getitem__):
-                task = _Task(sources[path], flow.settings_for(path, settings))
-                key = entry_key(sources[path].raw, path, task.settings) if cache is not None else None
-                hit = cache.get(path, key) if cache is not None and key is not None else None
-                if hit is None:
-                    misses[path] = (task, key)
-                    continue
-                results[path] = FileResult(
-                    str(path), hit.diagnostics, hit.errors, original=sources[path].text, links=hit.links
-                )
-                misses.pop(path, None)
-                proven.add(path)
-                answered.append(path)
-            pending = _grown(flow, answered, results)
-        if not misses:
-            break
-        first = [p for p in misses if p not in proven] or list(misses)
-        batch = sorted(first, key=order.__getitem__)
-        chosen = [misses.pop(p) for p in batch]
-        linted = _lint_all(workers, batch, [t for t, _ in chosen])
-        for path, (_, key), result in zip(batch, chosen, linted, strict=True):
-            results[path] = result
-            if cache is not None and key is not None and not any("internal error" in e.message for e in result.errors):
-                cache.put(path, key, Cached(result.diagnostics, result.errors, result.links))
-        pending = _grown(flow, batch, results) | set(misses)
+    while pending:
+        done = sorted(pending, key=order.__getitem__)
+        misses: list[tuple[Path, _Task, str | None]] = []
+        for path in done:
+            task = _Task(sources[path], flow.settings_for(path, settings))
+            key = entry_key(sources[path].raw, path, task.settings) if cache is not None else None
+            hit = cache.get(path, key) if cache is not None and key is not None else None
+            if hit is None:
+                misses.append((path, task, key))
+                continue
+            results[path] = FileResult(str(path), hit.diagnostics, hit.errors, original=sources[path].text, links=hit.links)
+        if misses:
+            batch = [path for path, _, _ in misses]
+            linted = _lint_all(workers, batch, [task for _, task, _ in misses])
+            for (path, _, key), result in zip(misses, linted, strict=True):
+                results[path] = result
+                if cache is not None and key is not None and not any("internal error" in e.message for e in result.errors):
+                    cache.put(path, key, Cached(result.diagnostics, result.errors, result.links))
+        pending = _grown(flow, done, results)
     return flow, results
 
 

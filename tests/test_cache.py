@@ -101,3 +101,56 @@ def test_tracing_from_another_module_invalidates_the_callee(tmp_path, monkeypatc
     train.write_text(train.read_text().replace("ys, _ = encode(w, xs, h)", "ys = xs"))
     after = json.loads(_check(tmp_path / "project")[1])
     assert [d["code"] for d in after] == ["JLF002"]
+
+
+HELPERS = """def norm(xs):
+    total = 0.0
+    for x in xs:
+        total = total + x * x
+    return total
+"""
+LAYERS = """import jax
+
+from pkg import helpers
+
+
+@jax.jit
+def step(xs):
+    return helpers.norm(xs)
+
+
+def encode(xs):
+    return helpers.norm(xs) * 2.0
+"""
+TRAIN = """import jax
+
+from pkg import layers
+
+
+@jax.jit
+def loss(xs):
+    return layers.encode(xs)
+"""
+
+
+def test_an_edited_file_checked_alone_after_a_project_run_analyses_only_that_file(tmp_path, monkeypatch, analysed) -> None:
+    """After `check project/`, the pre-commit hook or the editor checks the one edited file. The
+    run passes through the project run's rounds, so each unchanged module is answered by an
+    entry that run wrote, even one seeded both by the edited module's own jitted code (from the
+    first round) and by code other modules trace there (later); given relative or absolute."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text("")
+    for name, text in {"__init__.py": "", "helpers.py": HELPERS, "layers.py": LAYERS, "train.py": TRAIN}.items():
+        (tmp_path / "pkg").mkdir(exist_ok=True)
+        (tmp_path / "pkg" / name).write_text(text)
+    whole = json.loads(_check(tmp_path / "pkg")[1])
+    assert [(Path(d["filename"]).name, d["code"]) for d in whole] == [("helpers.py", "JLF002")]
+    layers = tmp_path / "pkg" / "layers.py"
+    for given in (Path("pkg/layers.py"), layers):
+        layers.write_text(layers.read_text() + "\n\ndef added(values):\n    return list(values)\n")
+        analysed.clear()
+        assert json.loads(_check(given)[1]) == []  # layers.py itself has no finding
+        assert set(analysed) == {"layers.py"}
+    analysed.clear()
+    again = json.loads(_check(tmp_path / "pkg")[1])
+    assert analysed == [] and [d["traced_reason"] for d in again] == [d["traced_reason"] for d in whole]
