@@ -34,8 +34,6 @@ EXIT_OK, EXIT_DIAGNOSTICS, EXIT_ERROR = 0, 1, 2
 _CONTEXT = {"help_option_names": ["-h", "--help"]}
 
 
-# Set by `check`: the process may end without freeing its heap (see `run`).
-_QUICK_EXIT: list[bool] = []
 # Set by `run`: this process is the command's own, which ends with it (not a test's or a caller's).
 _OWN_PROCESS: list[bool] = []
 
@@ -51,9 +49,10 @@ def run() -> None:
     try:
         main()
     except SystemExit as exc:
-        if not _QUICK_EXIT:
+        from jaxloopfix.runtime import exit_now, is_one_shot
+
+        if not is_one_shot():  # set by `check` (see there)
             raise
-        from jaxloopfix.runtime import exit_now
 
         code = exc.code
         if code is not None and not isinstance(code, int):
@@ -138,11 +137,12 @@ def check(
     isolated: bool = False,
 ) -> None:
     """Check PATHS (default: the current directory) for loops unrolled under a JAX trace."""
-    _QUICK_EXIT.append(True)  # see `run`: nothing `check` leaves behind needs freeing
     if _OWN_PROCESS:
         from jaxloopfix.runtime import one_shot
 
-        one_shot()  # its heap lives to the end of the run: see `runtime.task_done`
+        # Its heap lives to the end of the run (`runtime.task_done`), and nothing `check` leaves
+        # behind needs freeing: `run` ends the process without freeing it.
+        one_shot()
     if (verify_fixes or tune_unroll) and not fix:
         raise click.UsageError("--verify and --tune-unroll apply to --fix")
     output_format = output_format.lower()

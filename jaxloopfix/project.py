@@ -107,21 +107,26 @@ class ModuleIndex:
     notebooks: set[Path] = field(default_factory=set)
     # See `ModuleSite.class_flow`.
     class_flow: bool = True
-    # Project roots found so far, per directory (see `shown`).
-    _roots: dict[str, Path | None] = field(default_factory=dict, repr=False)
+    # Each file as the notes of other modules name it (see `ModuleSite.shown`).
+    shown: dict[Path, str] = field(default_factory=dict)
 
     @classmethod
     def build(cls, files: list[Path], class_flow: bool = True) -> ModuleIndex:
+        from jaxloopfix.project_context import project_root
+
         index = cls(class_flow=class_flow)
         packages: dict[str, tuple[tuple[str, ...], Path]] = {}
+        roots: dict[str, Path | None] = {}
         for path in files:
             if path.suffix == ".ipynb":
                 index.notebooks.add(path)
+                index.shown[path] = _shown(path, project_root(path, roots))
                 continue
             found = module_name(path, packages)
             if found is not None:
                 index.names[path] = found
                 index.by_name.setdefault(found.name, []).append(path)
+                index.shown[path] = _shown(path, project_root(path, roots) or found.root)
         return index
 
     @cached_property
@@ -147,22 +152,19 @@ class ModuleIndex:
         found = self.names.get(path)
         if found is None:
             if path in self.notebooks:  # imports project modules, is imported by none
-                return ModuleSite(None, self.roots, seeds, None, classes, self.class_flow, declared, self.shown(path))
+                return ModuleSite(None, self.roots, seeds, None, classes, self.class_flow, declared, self.shown[path])
             return None
-        shown = self.shown(path)
+        shown = self.shown[path]
         return ModuleSite(found.package, self.roots, seeds, found.name, classes, self.class_flow, declared, shown)
 
-    def shown(self, path: Path) -> str:
-        """`path` from its project's root (else from its import root), in `/` form: a note that
-        names it reads the same, and the settings it is part of are cached the same, whether
-        the run was given the project (`check src/`), the file or its absolute path."""
-        from jaxloopfix.project_context import project_root
 
-        found = self.names.get(path)
-        root = project_root(path, self._roots) or (found.root if found is not None else None)
-        if root is None:
-            return Path(path).as_posix()
-        return Path(os.path.relpath(os.path.abspath(path), root)).as_posix()
+def _shown(path: Path, root: Path | None) -> str:
+    """`path` from `root` (its project's root, else its import root), in `/` form: a note that
+    names it reads the same, and the settings it is part of are cached the same, whether the
+    run was given the project (`check src/`), the file or its absolute path."""
+    if root is None:
+        return Path(path).as_posix()
+    return Path(os.path.relpath(os.path.abspath(path), root)).as_posix()
 
 
 @dataclass

@@ -31,6 +31,10 @@ def one_shot() -> None:
     _ONE_SHOT.append(True)
 
 
+def is_one_shot() -> bool:
+    return bool(_ONE_SHOT)
+
+
 def task_done() -> None:
     """After one file's analysis in a one-shot process: keep the cyclic collector off what is
     alive now. That is the kept trees (for the project pass's later rounds) and the results, which

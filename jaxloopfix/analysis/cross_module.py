@@ -67,6 +67,10 @@ class ModuleLinks:
     # `pkg.core.Jaxpr.effects`; see `declared_types`).
     declarations: set[str] = field(default_factory=set)
 
+    def copy(self) -> ModuleLinks:
+        """Links of their own: appending to the copy leaves these as they are."""
+        return ModuleLinks(list(self.external), list(self.classes), set(self.wanted), set(self.declarations))
+
 
 @dataclass(frozen=True)
 class ModuleSite:

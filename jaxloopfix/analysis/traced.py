@@ -203,11 +203,8 @@ class _Start:
 
     traced: tuple[tuple[cst.FunctionDef, str | Callable[[], str], frozenset[str], bool, str | None], ...]
     custom: tuple[tuple[cst.FunctionDef, int], ...]
-    external: tuple[ExternalTrace, ...]
-    classes: tuple[ModuleClass, ...]
-    wanted: frozenset[str]
-    declarations: frozenset[str]
-    classes_defined: tuple[cst.ClassDef, ...]
+    links: ModuleLinks  # never appended to: each lint resumes with a copy
+    classes: tuple[cst.ClassDef, ...]
 
 
 def _literal_strings(expr: cst.BaseExpression) -> list[str]:
@@ -745,11 +742,10 @@ class TracedFinder:
         if self.site is not None:
             self._calls_elsewhere(calls)
         assert not self._hooks  # collected only while propagating
-        links = self.links
         return _Start(
             tuple((t.node, t.why, frozenset(t.static_params), t.transformed, t.module) for t in self.traced.values()),
             tuple(self._custom.items()),
-            tuple(links.external), tuple(links.classes), frozenset(links.wanted), frozenset(links.declarations),
+            self.links.copy(),
             tuple(classes),
         )
 
@@ -761,10 +757,8 @@ class TracedFinder:
         }
         self._custom = dict(start.custom)
         self._hooks = {}
-        self.links = ModuleLinks(
-            list(start.external), list(start.classes), set(start.wanted), set(start.declarations)
-        )
-        return list(start.classes_defined)
+        self.links = start.links.copy()
+        return list(start.classes)
 
     def _at_line(self, text: str, node: cst.CSTNode) -> Callable[[], str]:
         return lambda: f"{text} on line {self.parsed.position(node).start.line}"
