@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from jaxloopfix.analysis.cross_module import ModuleLinks
@@ -19,7 +19,7 @@ from jaxloopfix.files import (
     read_source,
     write_source_atomic,
 )
-from jaxloopfix.cache import Cached, ResultCache, entry_key
+from jaxloopfix.cache import Cached, ResultCache, analysed_key, decode_entry, entry_key
 from jaxloopfix.parallel import pool
 from jaxloopfix.project import ModuleIndex, TraceFlow, may_define_framework_classes
 
@@ -42,6 +42,9 @@ class FileResult:
     warnings: list[FileError] = field(default_factory=list)
     # What the project pass learns from this file (see `project`).
     links: ModuleLinks = field(default_factory=ModuleLinks)
+    # The digest of the code its analysis read, when the result holds for any text with it
+    # (`engine.ModuleLint.analysed`).
+    analysed: str | None = None
 
 
 # The engine (libcst and every rule) is imported on first use: a run answered from the
@@ -52,10 +55,12 @@ def lint_text(text: str, filename: str, settings: Settings) -> list[Diagnostic]:
     return lint(text, filename, settings)
 
 
-def lint_module(text: str, filename: str, settings: Settings) -> ModuleLint:
+def lint_module(
+    text: str, filename: str, settings: Settings, *, answers: Callable[[str], ModuleLint | None] | None = None
+) -> ModuleLint:
     from jaxloopfix.engine import lint_module as lint
 
-    return lint(text, filename, settings)
+    return lint(text, filename, settings, answers=answers)
 
 
 def apply_fixes(text: str, filename: str, settings: Settings, **options) -> tuple[str, list[Diagnostic], int]:
@@ -82,8 +87,12 @@ def check_source(
     unsafe: bool = False,
     write: bool = True,
     verify: VerifyOptions | None = None,
+    answers: Callable[[str], ModuleLint | None] | None = None,
 ) -> FileResult:
     """Lint (and with `fix`, fix) one already-read source.
+
+    `answers` gives known results by the digest of the code the analysis reads (see
+    `engine.lint_module`).
 
     With `verify`, only fixes of functions that `jaxloopfix verify` finds equivalent are
     applied; the others are reported as warnings with the reason.
@@ -105,8 +114,8 @@ def check_source(
 
             lint, fixer = lint_notebook, fix_notebook
         if not fix and lint is lint_text:
-            linted = lint_module(source.text, filename, settings)
-            result.diagnostics, result.links = linted.diagnostics, linted.links
+            linted = lint_module(source.text, filename, settings, answers=answers)
+            result.diagnostics, result.links, result.analysed = linted.diagnostics, linted.links, linted.analysed
             return result
         if not fix:
             from jaxloopfix.notebook import lint_notebook_module
@@ -295,16 +304,22 @@ def _rounds(
             key = entry_key(sources[path].raw, path, task.settings) if cache is not None else None
             hit = cache.get(path, key) if cache is not None and key is not None else None
             if hit is None:
-                misses.append((path, task, key))
+                # An edit the analysis does not read (a function nothing traced reaches or names)
+                # may leave a result of the file's earlier text valid: the lint looks for it.
+                known = cache.analysed_entries(path) if cache is not None else {}
+                misses.append((path, replace(task, known=known) if known else task, key))
                 continue
             results[path] = FileResult(str(path), hit.diagnostics, hit.errors, original=sources[path].text, links=hit.links)
         if misses:
             batch = [path for path, _, _ in misses]
             linted = _lint_all(workers, batch, [task for _, task, _ in misses])
-            for (path, _, key), result in zip(misses, linted, strict=True):
+            for (path, task, key), result in zip(misses, linted, strict=True):
                 results[path] = result
                 if cache is not None and key is not None and not any("internal error" in e.message for e in result.errors):
-                    cache.put(path, key, Cached(result.diagnostics, result.errors, result.links))
+                    cached = Cached(result.diagnostics, result.errors, result.links)
+                    cache.put(path, key, cached)
+                    if result.analysed is not None and not result.errors:
+                        cache.put(path, analysed_key(result.analysed, path, task.settings), cached)
         pending = _grown(flow, done, results)
     return flow, results
 
@@ -327,14 +342,27 @@ class _Task:
     unsafe: bool = False
     write: bool = False
     verify: VerifyOptions | None = None
+    # Cache entries of this file's results by the code their analyses read (`analysed_key`).
+    known: dict[str, Any] = field(default_factory=dict)
 
 
 def _lint(task: _Task) -> FileResult:
     """`check_source` for one task (module-level: worker processes call it)."""
     from jaxloopfix.runtime import task_done
 
+    answers = None
+    if task.known:
+        from jaxloopfix.engine import ModuleLint
+
+        path, settings, known = task.source.path, task.settings, task.known
+
+        def answers(digest: str) -> ModuleLint | None:
+            found = decode_entry(known.get(analysed_key(digest, path, settings)), str(path))
+            return ModuleLint(found.diagnostics, found.links, digest) if found is not None else None
+
     result = check_source(
-        task.source, task.settings, fix=task.fix, unsafe=task.unsafe, write=task.write, verify=task.verify
+        task.source, task.settings, fix=task.fix, unsafe=task.unsafe, write=task.write, verify=task.verify,
+        answers=answers,
     )
     task_done()
     return result

@@ -67,6 +67,16 @@ def entry_key(raw: bytes, path: Path, settings: Settings) -> str:
     return digest.hexdigest()
 
 
+ANALYSED = "analysed:"  # the prefix of `analysed_key`s (an `entry_key` is a bare hex digest)
+
+
+def analysed_key(digest: str, path: Path, settings: Settings) -> str:
+    """The key of a result by the code its analysis read (`prefilter.analysed_digest`) rather
+    than the file's bytes: an edit to code the analysis leaves out finds it
+    (`engine.ModuleLint.analysed`)."""
+    return ANALYSED + entry_key(digest.encode("ascii"), path, settings)
+
+
 @lru_cache(maxsize=256)
 def _settings_json(value: Any) -> str:
     """Canonical JSON of a (hashable) settings value, computed once per distinct value."""
@@ -100,15 +110,15 @@ class ResultCache:
             pass  # no cache yet, or a damaged one: start afresh
 
     def get(self, path: Path, key: str) -> Cached | None:
-        entry = self.entries.get(_id(path), {}).get(key)
-        if entry is None:
-            return None
-        try:
-            found = _decode(entry, str(path))
-        except (KeyError, TypeError, ValueError, AttributeError):
-            return None
-        self.used.setdefault(_id(path), set()).add(key)
+        found = decode_entry(self.entries.get(_id(path), {}).get(key), str(path))
+        if found is not None:
+            self.used.setdefault(_id(path), set()).add(key)
         return found
+
+    def analysed_entries(self, path: Path) -> dict[str, Any]:
+        """This file's entries by `analysed_key`, as stored: the lint, which alone learns the
+        digest, decodes the one it needs. The one it uses is `put` again, and so kept."""
+        return {k: v for k, v in self.entries.get(_id(path), {}).items() if k.startswith(ANALYSED)}
 
     def put(self, path: Path, key: str, result: Cached) -> None:
         self.entries.setdefault(_id(path), {})[key] = _encode(result)
@@ -179,6 +189,16 @@ def _encode(result: Cached) -> dict[str, Any]:
 
 def _loc(value: list[int] | None) -> Location | None:
     return Location(int(value[0]), int(value[1])) if value is not None else None
+
+
+def decode_entry(entry: Any, filename: str) -> Cached | None:
+    """A stored entry as a result; None for no entry, or a damaged one."""
+    if entry is None:
+        return None
+    try:
+        return _decode(entry, filename)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
 
 
 def _decode(data: dict[str, Any], filename: str) -> Cached:

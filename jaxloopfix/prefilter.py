@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import hashlib
 import re
 from dataclasses import dataclass, field
 from functools import cache, cached_property
@@ -164,6 +165,23 @@ class Reduced:
 PLACEHOLDER = "#jaxloopfix:omitted:"
 
 
+def analysed_digest(code: str) -> str:
+    """A digest of the code the libcst analysis reads: `code` (the pre-filter's reduced text,
+    or the whole text) without its trailing blank and left-out lines.
+
+    Two texts with the same digest differ only in code the pre-filter proved no traced code
+    reaches or names (`prefilter.Reduced`: left out, every other line in its place) and in
+    blank lines at the end. Their analyses see the same statements on the same lines, so
+    their diagnostics, reasons and links agree, except what depends on the left-out code's
+    identifiers (`Reduced.hidden`, `bound`): the names fixes generate. A result without
+    diagnostics is therefore the result of every text with its digest."""
+    lines = _LINE.findall(code)
+    cut = len(code)
+    while lines and (not lines[-1].strip() or lines[-1].startswith(PLACEHOLDER)):
+        cut -= len(lines.pop())
+    return hashlib.sha256(code[:cut].encode("utf-8", "surrogatepass")).hexdigest()
+
+
 def _starts(lines: list[str]) -> list[int]:
     starts = [0]
     for line in lines:
@@ -290,6 +308,9 @@ class _Collected:
     maybe_entries: list[ast.Attribute]
     loaded: set[str]
     shadows_root: bool
+    # Whether a function binds a module-level name (`global`): a binding outside the
+    # module-level statements, which `Scan.reduce` always keeps.
+    rebinds_globals: bool = False
 
     @cached_property
     def model_functions(self) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
@@ -299,6 +320,29 @@ class _Collected:
     @cached_property
     def function_values(self) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
         return _function_values(self.functions, self.calls)
+
+    @cached_property
+    def _function_spans(self) -> tuple[list[tuple[int, int]], list[tuple[tuple[int, int], str]]]:
+        """Every function's first position (its first decorator's) in order, beside its end and name."""
+        spans = sorted(
+            (min([(f.lineno, f.col_offset), *((d.lineno, d.col_offset) for d in f.decorator_list)]),
+             (f.end_lineno or f.lineno, f.end_col_offset or 0), f.name)
+            for group in self.functions.values() for f in group
+        )
+        return [start for start, _, _ in spans], [(end, name) for _, end, name in spans]
+
+    def owner(self, call: ast.Call) -> str | None:
+        """The name of the innermost function around `call` (libcst's first `FunctionDef`
+        ancestor: classes and lambdas are passed through, decorators belong to theirs), or None."""
+        starts, ends = self._function_spans
+        at = (call.lineno, call.col_offset)
+        # Back from the last function starting before the call, the first one still open
+        # around it is the innermost: the functions starting later have ended before it.
+        for index in range(bisect.bisect_right(starts, at) - 1, -1, -1):
+            end, name = ends[index]
+            if at < end:
+                return name
+        return None
 
 
 # Texts kept, at least the last one (trees of about 40 bytes per character).
@@ -327,6 +371,7 @@ def _collect(text: str) -> _Collected:
     maybe_entries: list[ast.Attribute] = []
     loaded: set[str] = set()
     shadows_root = False
+    rebinds_globals = False
     for node in ast.walk(tree):  # one walk: this pass must stay cheap on big files
         if isinstance(node, ast.Name):
             loaded.add(node.id)
@@ -350,8 +395,11 @@ def _collect(text: str) -> _Collected:
             shadows_root = shadows_root or node.name in entry_heads
         elif isinstance(node, ast.Call):
             calls.append(node)
+        elif isinstance(node, ast.Global):
+            rebinds_globals = True
     return _Collected(
-        tree, functions, classes, calls, imports, frozenset(import_roots), aliases, maybe_entries, loaded, shadows_root
+        tree, functions, classes, calls, imports, frozenset(import_roots), aliases, maybe_entries, loaded, shadows_root,
+        rebinds_globals,
     )
 
 
@@ -495,7 +543,7 @@ def _reach(
                 module_classes.add(name)
                 changed = True
     lifted: set[str] = set()
-    aliased = False
+    aliased: list[ast.Call] = []
     anchors: list[ast.AST] = []
     possible = False
     for call in calls:
@@ -503,6 +551,7 @@ def _reach(
             anchors.append(call)
             if imported and any(_mentions(arg, imported) for arg in (*call.args, *call.keywords)):
                 possible = True  # `jax.jit(layers.step)`, `lax.scan(step, ...)` with `step` imported
+            flows = False
             for arg in ast.walk(call):
                 if isinstance(arg, ast.Name) and arg.id in functions:
                     work.extend(functions[arg.id])
@@ -511,7 +560,9 @@ def _reach(
                 if isinstance(arg, ast.Name) and arg.id in classes:
                     lifted.add(arg.id)  # `nn.scan(Cell, ...)`
                 if isinstance(arg, ast.Name) and arg is not call.func and arg.id not in functions:
-                    aliased = True  # `NUTS(model)` with `model = f` or a parameter: any function value
+                    flows = True  # `NUTS(model)` with `model = f` or a parameter: any function value
+            if flows:
+                aliased.append(call)
     if aliased:
         work.extend(found.function_values)
     for name in module_classes | lifted:
@@ -537,8 +588,36 @@ def _reach(
                 if imported and _root_name(callee) in imported:
                     possible = True  # traced code calling into the project: follow it there
     if aliased:
-        return possible, None  # the alias or parameter flow runs through the rest of the module
+        if found.rebinds_globals:
+            return possible, None  # `global model` in a function: a binding the alias may name
+        anchors.extend(_parameter_callers(found, aliased))
     return possible, [*reached.values(), *anchors]
+
+
+def _parameter_callers(found: _Collected, aliased: list[ast.Call]) -> list[ast.Call]:
+    """The calls that may hand a function to a parameter reaching a tracing call.
+
+    `def run(model): NUTS(model)` traces what the calls `run(f)` pass (`traced._passed_functions`),
+    and what their own callers pass when `f` is again a parameter, a few levels up. A call of a
+    function (by name, at any depth) that holds such a tracing call is kept, and so, in turn,
+    are the calls of the function holding that call. The functions they pass are named in the
+    statements kept, which keeps them too (`Scan.reduce`)."""
+    callers = {owner for owner in map(found.owner, aliased) if owner is not None}
+    kept: list[ast.Call] = []
+    taken: set[int] = set()
+    grown = bool(callers)
+    while grown:
+        grown = False
+        for call in found.calls:
+            if id(call) in taken or not (isinstance(call.func, ast.Name) and call.func.id in callers):
+                continue
+            taken.add(id(call))
+            kept.append(call)
+            owner = found.owner(call)
+            if owner is not None and owner not in callers:
+                callers.add(owner)
+                grown = True
+    return kept
 
 
 def _function_values(

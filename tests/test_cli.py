@@ -479,10 +479,10 @@ def test_engine_crash_on_one_file_is_reported_and_others_checked(
 
     real_lint = api.lint_module
 
-    def flaky(text: str, filename: str, settings):
+    def flaky(text: str, filename: str, settings, **options):
         if filename == "a.py":
             raise RuntimeError("boom")
-        return real_lint(text, filename, settings)
+        return real_lint(text, filename, settings, **options)
 
     monkeypatch.setattr(api, "lint_module", flaky)
     write(tmp_path / "a.py", SEED)
