@@ -268,8 +268,9 @@ def _scan(
         if name in names:
             names.add(alias)
     loaded, maybe_entries, shadows_root = found.loaded, found.maybe_entries, found.shadows_root
-    if any(name not in functions for name in seeds):
-        return Scan(tree, None)  # a re-export (`from .layers import step` in `__init__.py`) to follow
+    # A seed naming no function here: a re-export (`from .layers import step` in `__init__.py`)
+    # the analysis passes on, from the module-level imports every reduced text keeps.
+    reexports = any(name not in functions for name in seeds)
     project_names = _project_imports(imports, project_roots) if project_roots is not None else frozenset()
     # In a project pass, framework classes are passed on to the modules deriving from them:
     # a class on a framework base, or on a project class that may be one, is analysed.
@@ -279,18 +280,19 @@ def _scan(
         if project_roots is not None and class_flow and any(_mentions(base, BASE_NAMES | project_names) for base in c.bases)
     ]
     exports = bool(exported)
-    if not (imports_tracer or exports) or not (functions or project_names or exports):
-        return None
-    configured = bool(extra_decorators or extra_base_classes or seeds or exports)
-    if not configured and not shadows_root and not _names_an_entry(imports, maybe_entries, loaded):
-        return None  # nothing here can start a trace: no function is traced, none links elsewhere
+    if not reexports:
+        if not (imports_tracer or exports) or not (functions or project_names or exports):
+            return None
+        configured = bool(extra_decorators or extra_base_classes or seeds or exports)
+        if not configured and not shadows_root and not _names_an_entry(imports, maybe_entries, loaded):
+            return None  # nothing here can start a trace: no function is traced, none links elsewhere
     possible, reached = _reach(
         found, frozenset(names), need_loop=need_loop, seeds=seeds, imported=project_names,
         class_bases=class_bases,
     )
     if reached is not None:
         reached.extend(exported)  # kept, to be passed on to the modules deriving from them
-    return Scan(tree, reached) if possible or exports else None
+    return Scan(tree, reached) if possible or exports or reexports else None
 
 
 @dataclass

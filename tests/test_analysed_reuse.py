@@ -195,3 +195,55 @@ def test_a_file_with_findings_is_analysed_again(project, analysed):
     found = _check("pkg/helpers.py")
     assert "helpers.py" in analysed
     assert [d["code"] for d in found] == ["JLF002"] and found == _check("--no-cache", "pkg/helpers.py")
+
+
+REEXPORTING = '''import jax
+
+from pkg.helpers import norm
+
+
+@jax.jit
+def step(xs):
+    return norm(xs)
+
+
+def describe(values):
+    return ", ".join(str(v) for v in values)
+'''
+TRAIN = '''import jax
+
+from pkg import layers
+
+
+@jax.jit
+def loss(xs):
+    return layers.norm(xs) + layers.step(xs)
+'''
+
+
+def test_a_module_passing_a_seed_on_is_reduced_and_passes_it_on(project):
+    """`train.py` traces `layers.norm`, which `layers.py` only imports: the seed goes on to
+    `helpers.py` from the kept imports, while the function nothing names is left out of the
+    analysed text (it used to keep the whole module), and appending another reuses the result."""
+    from dataclasses import replace
+
+    from jaxloopfix import api
+
+    layers = project / "pkg" / "layers.py"
+    layers.write_text(REEXPORTING)
+    (project / "pkg" / "train.py").write_text(TRAIN)
+    settings = api.project_settings(layers, REEXPORTING, Settings())
+    assert {seed.name for seed in settings.site.seeds} == {"norm", "step"}
+    found = scan(REEXPORTING, seeds=frozenset({"norm", "step"}), project_roots=settings.site.roots)
+    reduced = found.reduce(REEXPORTING)
+    assert reduced is not None and "def describe" not in reduced.text and "import norm" in reduced.text
+    fast = engine.lint_module(REEXPORTING, str(layers), settings)
+    slow = engine.lint_module(REEXPORTING, str(layers), settings, prefilter=False)
+    assert (fast.diagnostics, fast.links) == (slow.diagnostics, slow.links)
+    assert ("pkg.helpers", "norm") in {(trace.module, trace.name) for trace in fast.links.external}
+    without = replace(settings, site=replace(settings.site, seeds=()))
+    assert engine.lint_module(REEXPORTING, str(layers), without).links != fast.links
+    whole = _check("pkg")
+    assert [d["traced_reason"] for d in whole] == ["`norm` is traced: called from traced function `step` on line 8 of pkg/layers.py"]
+    layers.write_text(REEXPORTING + "\n\ndef added(values):\n    return [v for v in values]\n")
+    assert _check("pkg/helpers.py") == _check("--no-cache", "pkg/helpers.py") == whole
