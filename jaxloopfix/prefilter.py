@@ -72,10 +72,14 @@ def may_have_findings(text: str, *args, **kwargs) -> bool:
 class Scan:
     """A file that may have findings, and which of its top-level statements can matter."""
 
-    tree: ast.Module
+    found: _Collected
     # Functions that may run traced (by name, a superset) and the calls that may make them
     # so (`lax.scan(step, ...)`); None when the whole module is needed.
     reached: list[ast.AST] | None
+
+    @property
+    def tree(self) -> ast.Module:
+        return self.found.tree
 
     def reduce(self, text: str) -> Reduced | None:
         """`text` without the top-level functions and classes no traced code can reach or
@@ -83,11 +87,7 @@ class Scan:
         if self.reached is None:
             return None
         body = self.tree.body
-        owner: dict[int, int] = {}
-        for index, statement in enumerate(body):
-            for node in ast.walk(statement):
-                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Call)):
-                    owner[id(node)] = index
+        owner, mentions = self.found.statements
         droppable = {i for i, st in enumerate(body) if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
         keep = {owner[id(f)] for f in self.reached} | (set(range(len(body))) - droppable)
         by_name: dict[str, list[int]] = {}
@@ -95,9 +95,8 @@ class Scan:
             by_name.setdefault(body[i].name, []).append(i)  # type: ignore[attr-defined]
         work = list(keep)
         while work:  # a kept statement naming a definition keeps it too
-            for node in ast.walk(body[work.pop()]):
-                name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
-                for i in by_name.get(name or "", ()):
+            for name in mentions[work.pop()]:
+                for i in by_name.get(name, ()):
                     if i not in keep:
                         keep.add(i)
                         work.append(i)
@@ -116,7 +115,7 @@ class Scan:
                 line = lines[row - 1]
                 ending = line[len(line.rstrip("\r\n")) :]
                 lines[row - 1] = f"{PLACEHOLDER}{row}" + ending
-            hidden.update(_identifiers(statement))
+            hidden.update(self.found.identifiers(i))
         bound = frozenset(body[i].name for i in dropped)  # type: ignore[attr-defined]
         return Reduced("".join(lines), frozenset(hidden), bound, text)
 
@@ -259,7 +258,7 @@ def _scan(
     class deriving from a project class, unless `class_flow` is False (no checked file can
     define a framework class, see `project.may_define_framework_classes`)."""
     found = _collected(text)
-    tree, functions, classes, imports = found.tree, found.functions, found.classes, found.imports
+    functions, classes, imports = found.functions, found.classes, found.imports
     roots = _roots(extra_decorators + extra_base_classes)
     imports_tracer = roots is None or bool(seeds) or not found.import_roots.isdisjoint(roots)
     names = set(TRANSFORM_NAMES | CALLEE_NAMES | BASE_NAMES | {d.rsplit(".", 1)[-1] for d in extra_decorators})
@@ -292,7 +291,7 @@ def _scan(
     )
     if reached is not None:
         reached.extend(exported)  # kept, to be passed on to the modules deriving from them
-    return Scan(tree, reached) if possible or exports or reexports else None
+    return Scan(found, reached) if possible or exports or reexports else None
 
 
 @dataclass
@@ -313,6 +312,7 @@ class _Collected:
     # Whether a function binds a module-level name (`global`): a binding outside the
     # module-level statements, which `Scan.reduce` always keeps.
     rebinds_globals: bool = False
+    identifier_memo: dict[int, set[str]] = field(default_factory=dict, repr=False)
 
     @cached_property
     def model_functions(self) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
@@ -322,6 +322,33 @@ class _Collected:
     @cached_property
     def function_values(self) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
         return _function_values(self.functions, self.calls)
+
+    @cached_property
+    def statements(self) -> tuple[dict[int, int], list[set[str]]]:
+        """Which top-level statement each function, class and call is in (by the node's id),
+        and the names (`Name`s and attributes) each statement mentions: what `Scan.reduce`
+        needs whatever the seeds, found once for all the lints of a text."""
+        owner: dict[int, int] = {}
+        mentions: list[set[str]] = []
+        kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Call)
+        for index, statement in enumerate(self.tree.body):
+            names: set[str] = set()
+            for node in ast.walk(statement):
+                if isinstance(node, kinds):
+                    owner[id(node)] = index
+                elif isinstance(node, ast.Name):
+                    names.add(node.id)
+                elif isinstance(node, ast.Attribute):
+                    names.add(node.attr)
+            mentions.append(names)
+        return owner, mentions
+
+    def identifiers(self, index: int) -> set[str]:
+        """The identifiers of top-level statement `index` (`_identifiers`), found once."""
+        found = self.identifier_memo.get(index)
+        if found is None:
+            found = self.identifier_memo[index] = _identifiers(self.tree.body[index])
+        return found
 
     @cached_property
     def _function_spans(self) -> tuple[list[tuple[int, int]], list[tuple[tuple[int, int], str]]]:

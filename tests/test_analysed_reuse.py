@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import jaxloopfix.engine as engine
+from jaxloopfix import engine
 from jaxloopfix.cli import main
 from jaxloopfix.config import Settings
 from jaxloopfix.prefilter import analysed_digest, scan

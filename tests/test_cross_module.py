@@ -4,7 +4,6 @@ absolute, relative and re-exported imports, transitively. Fixes made there run e
 
 from __future__ import annotations
 
-import ast
 import json
 import os
 import shutil
@@ -20,7 +19,7 @@ import jaxloopfix.engine as engine
 from jaxloopfix import api
 from jaxloopfix.cli import main
 from jaxloopfix.config import Settings
-from jaxloopfix.prefilter import Scan
+from jaxloopfix.prefilter import Scan, _collected
 from jaxloopfix.project import FRAMEWORK_ROOTS, may_define_framework_classes, module_name
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "project"
@@ -173,7 +172,7 @@ def test_host_code_and_shadowing_names_are_not_followed(tmp_path: Path) -> None:
 def test_results_do_not_depend_on_the_prefilter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     shutil.copytree(FIXTURE, tmp_path / "project")
     with_prefilter = _found(tmp_path / "project")
-    monkeypatch.setattr(engine, "scan", lambda text, *a, **k: Scan(ast.parse(text), None))
+    monkeypatch.setattr(engine, "scan", lambda text, *a, **k: Scan(_collected(text), None))
     assert _found(tmp_path / "project") == with_prefilter
 
 
