@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from test_cache import HELPERS
+from test_cache import LAYERS as TRACED_LAYERS
 
 from jaxloopfix import engine
 from jaxloopfix.cli import main
@@ -103,25 +105,11 @@ def test_the_digest_is_that_of_the_code_analysed_in_its_place():
     assert _digest(base.replace("out.append(x[i] * 2)", "out.append(x[i] * 3)")) != _digest(base)
 
 
-HELPERS = '''def norm(xs):
-    total = 0.0
-    for x in xs:
-        total = total + x * x
-    return total
-'''
-LAYERS = '''import jax
-
-from pkg import helpers
-
-
-@jax.jit
-def step(xs):
-    return helpers.norm(xs)
-
-
-def describe(values):
-    return ", ".join(str(v) for v in values)
-'''
+# `layers.step` traces `helpers.norm` (with its loop); `describe` is host code nothing names.
+LAYERS = TRACED_LAYERS.replace(
+    "def encode(xs):\n    return helpers.norm(xs) * 2.0\n",
+    'def describe(values):\n    return ", ".join(str(v) for v in values)\n',
+)
 
 
 @pytest.fixture
