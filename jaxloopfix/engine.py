@@ -96,6 +96,7 @@ def lint_module(
     site = settings.site
     reduced = None
     tree = None
+    digest = None
     try:
         need_loop = all(rule.needs_loop for rule in rules)
         if prefilter:
@@ -112,11 +113,13 @@ def lint_module(
                 return ModuleLint()
             reduced = found.reduce(text)
             tree = found.tree
+            digest = analysed_digest(reduced.text if reduced is not None else text)
+            if found.whole:
+                reduced = None  # analysed whole, the same text in every round (`Scan.whole`)
     except SyntaxProblem as exc:
         raise ParseError(exc.message, exc.row, exc.column) from None
     if not rules and site is None:
         return ModuleLint()
-    digest = analysed_digest(reduced.text if reduced is not None else text) if prefilter else None
     known = answers(digest) if answers is not None and digest is not None else None
     if known is not None:
         return known

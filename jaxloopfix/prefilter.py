@@ -76,6 +76,11 @@ class Scan:
     # Functions that may run traced (by name, a superset) and the calls that may make them
     # so (`lax.scan(step, ...)`); None when the whole module is needed.
     reached: list[ast.AST] | None
+    # Whether the analysis reads the whole text all the same, the reduction serving only
+    # `analysed_digest`: where it keeps parameter flows or passes re-exports on (most of jax),
+    # each round's seeds give another reduced text, parsed again in every round (a cold jax
+    # check took 27% longer), while the whole text's tree is kept for the later rounds.
+    whole: bool = False
 
     @property
     def tree(self) -> ast.Module:
@@ -285,13 +290,13 @@ def _scan(
         configured = bool(extra_decorators or extra_base_classes or seeds or exports)
         if not configured and not shadows_root and not _names_an_entry(imports, maybe_entries, loaded):
             return None  # nothing here can start a trace: no function is traced, none links elsewhere
-    possible, reached = _reach(
+    possible, reached, flows = _reach(
         found, frozenset(names), need_loop=need_loop, seeds=seeds, imported=project_names,
         class_bases=class_bases,
     )
     if reached is not None:
         reached.extend(exported)  # kept, to be passed on to the modules deriving from them
-    return Scan(found, reached) if possible or exports or reexports else None
+    return Scan(found, reached, flows or reexports) if possible or exports or reexports else None
 
 
 @dataclass
@@ -549,10 +554,11 @@ def _reach(
     seeds: frozenset[str] = frozenset(),
     imported: frozenset[str] = frozenset(),
     class_bases: frozenset[str] = frozenset(),
-) -> tuple[bool, list[ast.AST] | None]:
+) -> tuple[bool, list[ast.AST] | None, bool]:
     """(whether a rule may fire, the functions that may run traced and the calls making
-    them so; None: all of the module). `imported`: names bound by imports of project
-    modules; `class_bases`: those of them that may be framework classes."""
+    them so, None: all of the module; whether a function may reach a tracing call through a
+    parameter or an alias). `imported`: names bound by imports of project modules;
+    `class_bases`: those of them that may be framework classes."""
     functions, calls, classes = found.functions, found.calls, found.classes
     work: list[ast.FunctionDef | ast.AsyncFunctionDef] = [
         f for group in functions.values() for f in group if any(_mentions(d, names) for d in f.decorator_list)
@@ -618,9 +624,9 @@ def _reach(
                     possible = True  # traced code calling into the project: follow it there
     if aliased:
         if found.rebinds_globals:
-            return possible, None  # `global model` in a function: a binding the alias may name
+            return possible, None, True  # `global model` in a function: a binding the alias may name
         anchors.extend(_parameter_callers(found, aliased))
-    return possible, [*reached.values(), *anchors]
+    return possible, [*reached.values(), *anchors], bool(aliased)
 
 
 def _parameter_callers(found: _Collected, aliased: list[ast.Call]) -> list[ast.Call]:

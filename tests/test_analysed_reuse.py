@@ -69,7 +69,7 @@ def run(x):
 ''' + STEP
 
 
-def test_callers_that_pass_a_function_to_a_traced_parameter_are_kept():
+def test_callers_that_pass_a_function_to_a_traced_parameter_are_kept(analyse_reduced):
     """`jax.jit(fn)` with `fn` a parameter traces what the callers pass, two calls up here: the
     reduced text keeps `outer` and `main` (without them `step` is not traced) and leaves out
     the function nothing names."""
@@ -81,7 +81,7 @@ def test_callers_that_pass_a_function_to_a_traced_parameter_are_kept():
     assert fast == engine.lint_text(PARAMETER_FLOW, "m.py", Settings(), prefilter=False)
 
 
-def test_a_function_binding_a_global_keeps_the_whole_module():
+def test_a_function_binding_a_global_keeps_the_whole_module(analyse_reduced):
     """`global MODEL` in `set_model` binds what `jax.jit(MODEL)` wraps: nothing is left out."""
     assert scan(GLOBAL_FLOW).reduce(GLOBAL_FLOW) is None
     fast = engine.lint_text(GLOBAL_FLOW, "m.py", Settings())
@@ -209,7 +209,7 @@ def loss(xs):
 '''
 
 
-def test_a_module_passing_a_seed_on_is_reduced_and_passes_it_on(project):
+def test_a_module_passing_a_seed_on_is_reduced_and_passes_it_on(project, analyse_reduced):
     """`train.py` traces `layers.norm`, which `layers.py` only imports: the seed goes on to
     `helpers.py` from the kept imports, while the function nothing names is left out of the
     analysed text (it used to keep the whole module), and appending another reuses the result."""

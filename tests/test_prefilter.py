@@ -28,6 +28,17 @@ def test_same_diagnostics_with_and_without_prefilter(path):
     assert fast == slow
 
 
+@pytest.mark.parametrize("path", CORPUS, ids=lambda p: str(p.relative_to(p.parents[1])))
+def test_same_diagnostics_when_the_reduced_text_is_analysed(path, analyse_reduced):
+    """The reduction keeps what the analysis needs, also where a run analyses the whole text."""
+    text = path.read_text(encoding="utf-8")
+    try:
+        reduced = lint_text(text, str(path), Settings())
+    except ParseError:
+        pytest.skip("not parseable")
+    assert reduced == lint_text(text, str(path), Settings(), prefilter=False)
+
+
 UNRELATED = """
 def unrelated_{n}(values):
     \"\"\"Host code the analysis never needs.\x0c\"\"\"
