@@ -45,6 +45,8 @@ class FileResult:
     # The digest of the code its analysis read, when the result holds for any text with it
     # (`engine.ModuleLint.analysed`).
     analysed: str | None = None
+    # Whether its lint parsed the text with libcst: the worker that did holds the syntax.
+    parsed: bool = False
 
 
 # The engine (libcst and every rule) is imported on first use: a run answered from the
@@ -116,12 +118,13 @@ def check_source(
         if not fix and lint is lint_text:
             linted = lint_module(source.text, filename, settings, answers=answers)
             result.diagnostics, result.links, result.analysed = linted.diagnostics, linted.links, linted.analysed
+            result.parsed = linted.parsed
             return result
         if not fix:
             from jaxloopfix.notebook import lint_notebook_module
 
             linted = lint_notebook_module(source.text, filename, settings)
-            result.diagnostics, result.links = linted.diagnostics, linted.links
+            result.diagnostics, result.links, result.parsed = linted.diagnostics, linted.links, True
             return result
         if not fix:
             result.diagnostics = lint(source.text, filename, settings)
@@ -312,7 +315,10 @@ def _rounds(
             results[path] = FileResult(str(path), hit.diagnostics, hit.errors, original=sources[path].text, links=hit.links)
         if misses:
             batch = [path for path, _, _ in misses]
-            linted = _lint_all(workers, batch, [task for _, task, _ in misses])
+            # A file goes back to the worker that parsed it; one its last lint left unparsed (the
+            # pre-filter's, or a cached answer) to whichever worker has the least work.
+            held = [path in results and results[path].parsed for path in batch]
+            linted = _lint_all(workers, batch, [task for _, task, _ in misses], held)
             for (path, task, key), result in zip(misses, linted, strict=True):
                 results[path] = result
                 if cache is not None and key is not None and not any("internal error" in e.message for e in result.errors):
@@ -368,9 +374,9 @@ def _lint(task: _Task) -> FileResult:
     return result
 
 
-def _lint_all(workers, paths: list[Path], tasks: list[_Task]) -> list[FileResult]:
-    """`_lint` over `tasks` (one per path), each file sent to the worker that linted it before."""
-    return workers.map(_lint, tasks, keys=paths, weights=[len(t.source.text) for t in tasks])
+def _lint_all(workers, paths: list[Path], tasks: list[_Task], held: list[bool] | None = None) -> list[FileResult]:
+    """`_lint` over `tasks` (one per path), each file whose syntax a worker `held` sent back to it."""
+    return workers.map(_lint, tasks, keys=paths, weights=[len(t.source.text) for t in tasks], sticky=held)
 
 
 def _text(sources: dict[Path, SourceFile], path: Path) -> str | None:

@@ -73,6 +73,8 @@ class ModuleLint:
     # The digest of the code the analysis read (`analysed_digest`), when this result holds
     # for any text that leaves that code as it is: None when it has diagnostics.
     analysed: str | None = None
+    # Whether libcst parsed the text here: this process now holds its syntax (`analysis.source`).
+    parsed: bool = False
 
 
 def lint_text(text: str, filename: str, settings: Settings, *, prefilter: bool = True) -> list[Diagnostic]:
@@ -171,7 +173,7 @@ def _lint_parsed(parsed: ParsedModule, rules: list[type[Rule]], settings: Settin
         links = context.links if site is not None else ModuleLinks()
     except RecursionError:
         raise ParseError("the code is nested too deeply to analyse") from None
-    return ModuleLint(diagnostics, links)
+    return ModuleLint(diagnostics, links, parsed=True)
 
 
 def apply_fixes(

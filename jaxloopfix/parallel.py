@@ -55,15 +55,18 @@ class Pool:
         items: Sequence[T],
         keys: Sequence[Hashable] | None = None,
         weights: Sequence[float] | None = None,
+        sticky: Sequence[bool] | None = None,
     ) -> list[R]:
         """`[func(item) for item in items]`, spread over the workers.
 
         `keys` name what an item is about (a file): an item goes to the worker its key last
-        went to. `weights` estimate each item's cost (its text's length), to share the rest."""
+        went to, unless `sticky` says that worker holds nothing of it (the file was not parsed
+        there). `weights` estimate each item's cost (its text's length), to share the rest."""
         # Once started (a first round with enough files), the workers take any later round of
         # two files or more, or one a worker has seen: each file is a full analysis.
         started = bool(self._workers)
-        known = keys is not None and any(k in self._home for k in keys)
+        homes = self._homes(len(items), keys, sticky)
+        known = any(home is not None for home in homes)
         if self.jobs == 1 or len(items) < (2 if started else 2 * MIN_FILES_PER_WORKER) and not (started and known):
             return [func(item) for item in items]
         if not started:
@@ -72,7 +75,7 @@ class Pool:
             self._workers = [
                 ProcessPoolExecutor(1, mp_context=context, initializer=start_worker) for _ in range(self.jobs)
             ]
-        queues = self._queues(len(items), keys, weights)
+        queues = self._queues(homes, weights)
         results: list[R | None] = [None] * len(items)
         running: dict[Future, tuple[list[int], int]] = {}  # future -> (items, worker)
 
@@ -107,16 +110,22 @@ class Pool:
                 feed(worker)
         return results  # type: ignore[return-value]
 
-    def _queues(
-        self, count: int, keys: Sequence[Hashable] | None, weights: Sequence[float] | None
-    ) -> list[list[int]]:
-        """Each worker's items, largest first: an item goes to its key's worker, the rest to
+    def _homes(self, count: int, keys: Sequence[Hashable] | None, sticky: Sequence[bool] | None) -> list[int | None]:
+        """Per item, the worker it goes back to (None: any)."""
+        if keys is None:
+            return [None] * count
+        return [
+            self._home.get(key) if sticky is None or sticky[index] else None for index, key in enumerate(keys)
+        ]
+
+    def _queues(self, homes: list[int | None], weights: Sequence[float] | None) -> list[list[int]]:
+        """Each worker's items, largest first: an item goes to its home worker, the rest to
         whichever worker has the least work so far."""
-        order = sorted(range(count), key=lambda i: -(weights[i] if weights is not None else 1.0))
+        order = sorted(range(len(homes)), key=lambda i: -(weights[i] if weights is not None else 1.0))
         queues: list[list[int]] = [[] for _ in range(self.jobs)]
         load = [0.0] * self.jobs
         for index in order:
-            home = self._home.get(keys[index]) if keys is not None else None
+            home = homes[index]
             worker = home if home is not None else min(range(self.jobs), key=load.__getitem__)
             queues[worker].append(index)
             load[worker] += weights[index] if weights is not None else 1.0

@@ -317,16 +317,38 @@ class _Collected:
     # Whether a function binds a module-level name (`global`): a binding outside the
     # module-level statements, which `Scan.reduce` always keeps.
     rebinds_globals: bool = False
+    # Assignments of a bare name (`step = f`): where a function may be aliased.
+    name_assigns: list[ast.Assign] = field(default_factory=list)
     identifier_memo: dict[int, set[str]] = field(default_factory=dict, repr=False)
 
     @cached_property
     def model_functions(self) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
-        """The functions that call `numpyro.sample`-like primitives, in `functions`' order."""
-        return [f for group in self.functions.values() for f in group if _calls_model_primitive(f)]
+        """The functions that call `numpyro.sample`-like primitives (in their body, decorators
+        or defaults: what lies between their first decorator and their end), in `functions`'
+        order. Found from the module's calls, not by walking every function (nested ones
+        again in each enclosing one)."""
+        primitives = [(c.lineno, c.col_offset) for c in self.calls if _is_model_primitive(c)]
+        if not primitives:
+            return []
+        return [
+            f for group in self.functions.values() for f in group
+            if any(_start(f) <= at < (f.end_lineno or f.lineno, f.end_col_offset or 0) for at in primitives)
+        ]
 
     @cached_property
     def function_values(self) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
-        return _function_values(self.functions, self.calls)
+        """Functions used as values (passed as arguments, assigned to names inside functions):
+        what an alias or a parameter handed to a tracing call may name."""
+        functions = self.functions
+        names = [
+            value.id for call in self.calls for value in (*call.args, *(k.value for k in call.keywords))
+            if isinstance(value, ast.Name) and value.id in functions
+        ]
+        names.extend(
+            a.value.id for a in self.name_assigns  # type: ignore[attr-defined]
+            if a.value.id in functions and self.owner(a) is not None  # type: ignore[attr-defined]
+        )
+        return [f for name in dict.fromkeys(names) for f in functions[name]]
 
     @cached_property
     def statements(self) -> tuple[dict[int, int], list[set[str]]]:
@@ -359,17 +381,17 @@ class _Collected:
     def _function_spans(self) -> tuple[list[tuple[int, int]], list[tuple[tuple[int, int], str]]]:
         """Every function's first position (its first decorator's) in order, beside its end and name."""
         spans = sorted(
-            (min([(f.lineno, f.col_offset), *((d.lineno, d.col_offset) for d in f.decorator_list)]),
+            (_start(f),
              (f.end_lineno or f.lineno, f.end_col_offset or 0), f.name)
             for group in self.functions.values() for f in group
         )
         return [start for start, _, _ in spans], [(end, name) for _, end, name in spans]
 
-    def owner(self, call: ast.Call) -> str | None:
-        """The name of the innermost function around `call` (libcst's first `FunctionDef`
+    def owner(self, node: ast.Call | ast.Assign) -> str | None:
+        """The name of the innermost function around `node` (libcst's first `FunctionDef`
         ancestor: classes and lambdas are passed through, decorators belong to theirs), or None."""
         starts, ends = self._function_spans
-        at = (call.lineno, call.col_offset)
+        at = (node.lineno, node.col_offset)
         # Back from the last function starting before the call, the first one still open
         # around it is the innermost: the functions starting later have ended before it.
         for index in range(bisect.bisect_right(starts, at) - 1, -1, -1):
@@ -379,8 +401,13 @@ class _Collected:
         return None
 
 
+def _start(func: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[int, int]:
+    """Where a function's code starts: its first decorator, or `def`."""
+    return min([(func.lineno, func.col_offset), *((d.lineno, d.col_offset) for d in func.decorator_list)])
+
+
 # Texts kept, at least the last one (trees of about 40 bytes per character).
-_COLLECTED: TextMemo[_Collected] = TextMemo(chars=2_000_000, keep=1)
+_COLLECTED: TextMemo[_Collected] = TextMemo(chars=8_000_000, keep=1)
 
 
 def _collected(text: str) -> _Collected:
@@ -406,6 +433,7 @@ def _collect(text: str) -> _Collected:
     loaded: set[str] = set()
     shadows_root = False
     rebinds_globals = False
+    name_assigns: list[ast.Assign] = []
     for node in ast.walk(tree):  # one walk: this pass must stay cheap on big files
         if isinstance(node, ast.Name):
             loaded.add(node.id)
@@ -429,11 +457,14 @@ def _collect(text: str) -> _Collected:
             shadows_root = shadows_root or node.name in entry_heads
         elif isinstance(node, ast.Call):
             calls.append(node)
+        elif isinstance(node, ast.Assign):
+            if isinstance(node.value, ast.Name):
+                name_assigns.append(node)
         elif isinstance(node, ast.Global):
             rebinds_globals = True
     return _Collected(
         tree, functions, classes, calls, imports, frozenset(import_roots), aliases, maybe_entries, loaded, shadows_root,
-        rebinds_globals,
+        rebinds_globals, name_assigns,
     )
 
 
@@ -522,13 +553,10 @@ def _project_imports(imports: list[ast.Import | ast.ImportFrom], project_roots: 
 MODEL_PRIMITIVE_NAMES = frozenset({"sample", "factor"})
 
 
-def _calls_model_primitive(func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """`numpyro.sample(...)` / `npyro.factor(...)` in a function's body (a superset: any root)."""
-    for node in ast.walk(func):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in MODEL_PRIMITIVE_NAMES:
-            if isinstance(node.func.value, ast.Name):
-                return True
-    return False
+def _is_model_primitive(call: ast.Call) -> bool:
+    """`numpyro.sample(...)` / `npyro.factor(...)` (a superset: any root)."""
+    func = call.func
+    return isinstance(func, ast.Attribute) and func.attr in MODEL_PRIMITIVE_NAMES and isinstance(func.value, ast.Name)
 
 
 def _root_name(node: ast.AST) -> str | None:
@@ -653,21 +681,3 @@ def _parameter_callers(found: _Collected, aliased: list[ast.Call]) -> list[ast.C
                 callers.add(owner)
                 grown = True
     return kept
-
-
-def _function_values(
-    functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]], calls: list[ast.Call]
-) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
-    """Functions used as values (passed as arguments, assigned to names): what an alias or a
-    parameter handed to a tracing call may name."""
-    found: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
-    seen: set[str] = set()
-    values: list[ast.AST] = [a for call in calls for a in (*call.args, *(k.value for k in call.keywords))]
-    for group in functions.values():
-        for func in group:
-            values.extend(n.value for n in ast.walk(func) if isinstance(n, ast.Assign))
-    for value in values:
-        if isinstance(value, ast.Name) and value.id in functions and value.id not in seen:
-            seen.add(value.id)
-            found.extend(functions[value.id])
-    return found

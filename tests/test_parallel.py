@@ -73,3 +73,24 @@ def test_a_key_goes_back_to_the_worker_that_took_it() -> None:
         assert len({pid for _, pid in third}) == 2
     finally:
         workers.close()
+
+
+def test_a_key_its_worker_holds_nothing_of_goes_to_the_least_loaded_worker() -> None:
+    """A file the pre-filter rejected in one round, and parsed in a later one, costs the same on
+    any worker: it is shared out by load instead of piling onto the worker that rejected it."""
+    from jaxloopfix.parallel import MIN_FILES_PER_WORKER, Pool
+
+    items = list(range(2 * MIN_FILES_PER_WORKER + 4))
+    keys = [f"module{i}.py" for i in items]
+    workers = Pool(2)
+    try:
+        first = workers.map(_worker_pid, items, keys=keys, weights=[1.0] * len(items))
+        homes = {keys[item]: pid for item, pid in first}
+        pair = [i for i in items if homes[keys[i]] == homes[keys[0]]][:2]
+        held = workers.map(_worker_pid, pair, keys=[keys[i] for i in pair], sticky=[True, True])
+        assert {pid for _, pid in held} == {homes[keys[0]]}
+        unheld = workers.map(_worker_pid, pair, keys=[keys[i] for i in pair], sticky=[False, False])
+        assert [item for item, _ in unheld] == pair
+        assert len({pid for _, pid in unheld}) == 2
+    finally:
+        workers.close()
