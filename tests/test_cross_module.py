@@ -472,3 +472,60 @@ def test_a_file_linted_again_with_more_seeds_gets_the_answer_of_a_fresh_lint() -
     assert [(lint.diagnostics, lint.links) for lint in again] == [(lint.diagnostics, lint.links) for lint in fresh]
     assert [len(lint.diagnostics) for lint in again] == [2, 1, 0, 2]  # each seed traces one of the loops
     assert all("train.py" in (d.traced_reason or "") for d in again[0].diagnostics)
+
+
+SHARED_QUESTIONS = {
+    **{name: text for name, text in DECLARED.items() if name != "pkg/render.py"},
+    "pkg/render.py": """
+        import jax.numpy as jnp
+        from pkg.graph import Graph
+
+        def render_a(graph: Graph, x):
+            out = []
+            for eff in graph.effects:
+                out.append(jnp.sin(x) * 2)
+            return out
+
+        def render_b(graph: Graph, x):
+            out = []
+            for eff in graph.effects:
+                out.append(jnp.cos(x) * 2)
+            return out
+    """,
+    "pkg/train.py": """
+        import jax
+        from pkg import render
+
+        @jax.jit
+        def step(x, graph):
+            return render.render_a(graph, x), render.render_b(graph, x)
+    """,
+}
+
+
+def test_plans_taken_up_again_ask_what_a_fresh_lint_asks(tmp_path: Path) -> None:
+    """Two functions traced from another module loop over the same declared attribute, so both
+    ask the project for its declared type. A lint of the same text with only the second one
+    seeded takes up that function's plans from the first lint, and must still ask, as a
+    fresh lint does, though the first function asked first there."""
+    from dataclasses import replace
+
+    from jaxloopfix.analysis import source
+
+    root = _tree(tmp_path, SHARED_QUESTIONS)
+    render = root / "pkg" / "render.py"
+    text = render.read_text(encoding="utf-8")
+    full = api.project_settings(render, text, Settings())
+    seeds = full.site.seeds
+    assert [seed.name for seed in seeds] == ["render_a", "render_b"]
+    # As in the project pass's first rounds: the declared types are not known yet, so asked for.
+    site = replace(full.site, declared=())
+    steps = [replace(full, site=replace(site, seeds=chosen)) for chosen in (seeds, seeds[1:], (), seeds)]
+    again = [engine.lint_module(text, str(render), step, prefilter=False) for step in steps]
+    fresh = []
+    for step in steps:
+        source._RECENT.clear()
+        fresh.append(engine.lint_module(text, str(render), step, prefilter=False))
+    assert [(lint.diagnostics, lint.links) for lint in again] == [(lint.diagnostics, lint.links) for lint in fresh]
+    asked = [lint.links.declarations for lint in again]
+    assert asked[0] and asked[1] == asked[0] and not asked[2] and asked[3] == asked[0]

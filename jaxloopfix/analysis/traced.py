@@ -311,6 +311,8 @@ class TracedFinder:
         # Methods a class's traced methods call on `self` (`self._ask(...)` in a jitted `ask`):
         # a subclass's override of one runs under the same trace.
         self._hooks: dict[cst.ClassDef, set[str]] = {}
+        # `_reached_from` per traced function, kept with the text's syntax (set by `find`).
+        self._reached: dict[cst.FunctionDef, tuple[list, list[ExternalTrace]]] = {}
 
     # -- transform recognition -------------------------------------------------
     def transform_of(self, expr: cst.BaseExpression) -> _Transform | None:
@@ -643,21 +645,37 @@ class TracedFinder:
         return None
 
     # -- the search ------------------------------------------------------------
+    @property
+    def settings_key(self) -> tuple:
+        """What this finder's answers depend on besides the text and the seeds."""
+        parsed = self.parsed
+        return (
+            parsed.filename, parsed.hidden, parsed.bound, self.transforms, tuple(self.bases.items()),
+            replace(self.site, seeds=()) if self.site is not None else None,
+        )
+
+    def state_key(self) -> tuple:
+        """`settings_key` with what `is_module_class` learnt while finding (the methods traced
+        methods call on `self`, see `_collect_hooks`): the same key answers it the same way."""
+        hooks = frozenset((cls, frozenset(names)) for cls, names in self._hooks.items() if names)
+        return (self.settings_key, hooks)
+
     def find(self) -> dict[cst.FunctionDef, TracedFunction]:
         parsed = self.parsed
         # Everything before the seeds depends on the text and the settings but not on the
         # seeds: the project pass lints a file again each time other modules trace more of
         # it, so that part is kept with the text's syntax and taken up again from there.
-        key = (
-            parsed.filename, parsed.hidden, parsed.bound, self.transforms, tuple(self.bases.items()),
-            replace(self.site, seeds=()) if self.site is not None else None,
-        )
+        key = self.settings_key
         kept = parsed.kept("traced before seeds")
         start = kept.get(key)
         if start is None:
             start = kept[key] = self._before_seeds()
             while len(kept) > 2:  # settings other than the seeds rarely change between lints
                 del kept[next(iter(kept))]
+        reached = parsed.kept("reached from")
+        self._reached = reached.setdefault(key, {})
+        while len(reached) > 2:
+            del reached[next(iter(reached))]
         classes = self._resume(start)
         if self.site is not None:
             self._apply_seeds()
@@ -877,9 +895,22 @@ class TracedFinder:
                         self._seed(statement, reason, transformed=False)
 
     def _reached_from(self, traced: TracedFunction) -> list[tuple[cst.FunctionDef, str | Callable[[], str]]]:
+        """The functions a traced function's body traces, with why; what it reaches in other
+        modules goes to `links`. It depends on the text and `settings_key` alone, so it is kept
+        for the later lints of the same text (`find`), which trace more functions."""
+        outer = traced.node
+        known = self._reached.get(outer)
+        if known is None:
+            before = len(self.links.external)
+            found = self._reach_from(outer)
+            known = self._reached[outer] = (found, self.links.external[before:])
+        else:
+            self.links.external.extend(known[1])
+        return list(known[0])
+
+    def _reach_from(self, outer: cst.FunctionDef) -> list[tuple[cst.FunctionDef, str | Callable[[], str]]]:
         found: list[tuple[cst.FunctionDef, str | Callable[[], str]]] = []
         finder = self
-        outer = traced.node
 
         host = finder._host_callbacks(outer)
 

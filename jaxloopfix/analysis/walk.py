@@ -200,6 +200,11 @@ def _hooks(visitor_type: type, node: cst.CSTNode) -> tuple:
     return plan
 
 
+# `_hooks` per (read-only visitor class, node class), for the node classes whose fields are
+# always visited in the same order: one lookup per node.
+_PLANS: dict[tuple[type, type], tuple] = {}
+
+
 def fast_visit(self: cst.CSTNode, visitor):  # type: ignore[no-untyped-def]
     """`CSTNode.visit` for read-only visitors: the same hooks in the same order, no copies.
 
@@ -208,12 +213,17 @@ def fast_visit(self: cst.CSTNode, visitor):  # type: ignore[no-untyped-def]
     no-op stubs skipped); a dispatching method the visitor overrides is called as libcst
     calls it."""
     visitor_type = type(visitor)
-    read_only = _READ_ONLY.get(visitor_type)
-    if read_only is None:
-        read_only = _READ_ONLY[visitor_type] = issubclass(visitor_type, cst.CSTVisitor)
-    if not read_only:
-        return _LIBCST_VISIT(self, visitor)
-    enter, leave, fields = _hooks(visitor_type, self)
+    plan = _PLANS.get((visitor_type, type(self)))
+    if plan is None:
+        read_only = _READ_ONLY.get(visitor_type)
+        if read_only is None:
+            read_only = _READ_ONLY[visitor_type] = issubclass(visitor_type, cst.CSTVisitor)
+        if not read_only:
+            return _LIBCST_VISIT(self, visitor)
+        plan = _hooks(visitor_type, self)
+        if _ORDER.get(type(self)) is not None:  # one field order for every node of the class
+            _PLANS[(visitor_type, type(self))] = plan
+    enter, leave, fields = plan
     through = _THROUGH_METHOD
     if enter is None:
         go_on = True

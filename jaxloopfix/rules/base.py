@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import ClassVar
 
@@ -25,6 +26,17 @@ from jaxloopfix.analysis.traced import TracedFinder, TracedFunction
 from jaxloopfix.analysis.traced_values import TracedValues, own_nodes, traced_values
 from jaxloopfix.config import Settings
 from jaxloopfix.diagnostics import Diagnostic, Fix, Location
+
+
+@dataclass(frozen=True)
+class _FunctionPlans:
+    """One traced function's loop plans, the loops it left unreported, and the project names
+    planning asked about (framework bases, declared types): kept with the text's syntax."""
+
+    plans: list[LoopPlan]
+    skipped: list[tuple[cst.For, str]]
+    wanted: frozenset[str]
+    declarations: frozenset[str]
 
 
 class FileContext:
@@ -58,25 +70,57 @@ class FileContext:
 
     @cached_property
     def loop_plans(self) -> list[LoopPlan]:
-        """Plans for every candidate loop directly inside a traced function."""
-        constants = module_constants(self.parsed)
+        """Plans for every candidate loop directly inside a traced function.
+
+        A function's plans depend on the text, the settings but the seeds, what the finder
+        learnt of classes, and of the function's tracing only on its static parameters, whether
+        a transform applies to it and its framework: the project pass lints a file again each
+        time other modules trace more of it, and the plans of functions traced before are
+        taken up again, with the project names they asked about (`_FunctionPlans`)."""
+        constants: dict[str, int] | None = None
         plans: list[LoopPlan] = []
+        kept = self.parsed.kept("loop plans")
+        state = (self.finder.state_key(), self.settings.min_trip_count)
+        if kept.get("state") != state:
+            kept.clear()
+            kept["state"] = state
+        links = self.finder.links
         for traced in self.traced.values():
             loops = own_nodes(traced.node, cst.For)
             if not loops:
                 continue  # a planner's analyses of the function are for its loops only
-            planner = LoopPlanner(
-                self.parsed, traced, constants, self.settings.min_trip_count, self.finder.is_module_class,
-                self.settings.site, self.finder.links.declarations.add,
-            )
-            for loop in loops:
-                plan = planner.plan(loop)
-                if plan is not None:
-                    plans.append(plan)
-            self.skipped.extend(planner.skipped)
+            key = (traced.node, frozenset(traced.static_params), traced.transformed, traced.module)
+            found = kept.get(key)
+            if found is None:
+                if constants is None:
+                    constants = module_constants(self.parsed)
+                found = kept[key] = self._plan(traced, loops, constants)
+            plans.extend(replace(plan, function=traced) for plan in found.plans)
+            self.skipped.extend(found.skipped)
+            links.wanted.update(found.wanted)
+            links.declarations.update(found.declarations)
         if os.environ.get("JAXLOOPFIX_EXPLAIN"):
             self._explain()
         return plans
+
+    def _plan(self, traced: TracedFunction, loops: list[cst.CSTNode], constants: dict[str, int]) -> _FunctionPlans:
+        links = self.finder.links
+        # Every name planning asks about, even one asked before: a later lint may take these
+        # plans up without the functions that asked first.
+        wanted, declarations = links.wanted, links.declarations
+        links.wanted, links.declarations = set(), set()
+        try:
+            planner = LoopPlanner(
+                self.parsed, traced, constants, self.settings.min_trip_count, self.finder.is_module_class,
+                self.settings.site, links.declarations.add,
+            )
+            plans = [plan for plan in map(planner.plan, loops) if plan is not None]  # type: ignore[arg-type]
+            found = _FunctionPlans(plans, list(planner.skipped), frozenset(links.wanted), frozenset(links.declarations))
+        finally:
+            wanted.update(links.wanted)
+            declarations.update(links.declarations)
+            links.wanted, links.declarations = wanted, declarations
+        return found
 
     @cached_property
     def skipped(self) -> list[tuple[cst.For, str]]:
