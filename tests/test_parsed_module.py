@@ -5,6 +5,8 @@ real files."""
 
 from __future__ import annotations
 
+import re
+
 from pathlib import Path
 
 import libcst as cst
@@ -132,6 +134,23 @@ def test_scopes_per_function_match_the_whole_module_pass(path: Path, libcst_refe
         assert _scope_facts(parsed.scope(node), name) == _scope_facts(reference.get(node), name), (node, name)
 
 
+# Real modules with `global` statements (bound at module level from inside functions).
+GLOBALS = [
+    path
+    for path in sorted(Path(flax.__file__).parent.rglob("*.py")) + sorted(Path(jax.__file__).parent.rglob("*.py"))
+    if re.search(r"^[ \t]*global\b", path.read_text(encoding="utf-8"), re.MULTILINE)
+]
+
+
+@pytest.mark.parametrize("path", GLOBALS, ids=lambda p: p.name)
+def test_scopes_of_modules_with_global_statements_match_the_whole_module_pass(path: Path, libcst_reference) -> None:
+    parsed = ParsedModule(path.read_text(encoding="utf-8"), str(path))
+    reference = libcst_reference(parsed.module, ScopeProvider)
+    for node in reversed(descendants(parsed.module)):
+        name = node.value if isinstance(node, cst.Name) else None
+        assert _scope_facts(parsed.scope(node), name) == _scope_facts(reference.get(node), name), (node, name)
+
+
 @pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.name)
 def test_call_lines_match_libcst_positions(path: Path, libcst_reference) -> None:
     parsed = ParsedModule(path.read_text(encoding="utf-8"), str(path))
@@ -169,17 +188,33 @@ def test_positions_per_statement_on_unusual_layouts(text: str, libcst_reference)
         assert parsed.position(node) == reference[node], node
 
 
-def test_global_statements_and_type_parameters_take_the_whole_module_pass(libcst_reference) -> None:
-    assert eager_only("def f():\n    global counter\n    counter = 1\n")
+def test_type_parameters_take_the_whole_module_pass() -> None:
     assert eager_only("def first[T](xs: list[T]) -> T:\n    return xs[0]\n")
     assert eager_only("type Vector = list[float]\n")
     assert not eager_only("def f(x):\n    globals_seen = x\n    return x\n")
-    text = "import jax\nstate = 0\n\ndef bump():\n    global state\n    state = jax.numpy.ones(3)\n\ndef read():\n    return state\n"
+    assert not eager_only("def f():\n    global counter\n    counter = 1\n")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "import jax\nstate = 0\n\ndef bump():\n    global state\n    state = jax.numpy.ones(3)\n\ndef read():\n    return state\n",
+        # Read before the function binding it, from a method, a nested function and a lambda.
+        (
+            "def read():\n    return state + 1\n\nclass C:\n    def m(self):\n        return state\n\n"
+            "def outer():\n    def inner():\n        global state\n        state = 2\n    return inner\n\nf = lambda: state\n"
+        ),
+        # On one line with other statements, where a line-start search would miss it.
+        "def set_both(v):\n    x = 1; global a, b\n    a = b = v\n\ndef get():\n    return a, b\n",
+        "class Config:\n    def load(self):\n        if True: global loaded\n        loaded = self\n\nprint(loaded)\n",
+    ],
+)
+def test_functions_binding_globals_are_visited_with_the_module(text: str, libcst_reference) -> None:
     parsed = ParsedModule(text, "t.py")
     reference = libcst_reference(parsed.module, ScopeProvider)
-    for node in descendants(parsed.module):
+    for node in reversed(descendants(parsed.module)):
         name = node.value if isinstance(node, cst.Name) else None
-        assert _scope_facts(parsed.scope(node), name) == _scope_facts(reference.get(node), name)
+        assert _scope_facts(parsed.scope(node), name) == _scope_facts(reference.get(node), name), (node, name)
 
 
 @pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.name)
@@ -305,3 +340,24 @@ def test_recent_syntax_is_kept_within_its_budget() -> None:
         assert list(source._RECENT)[-2:] == [texts[0], "x = 1\n"] and len(source._RECENT) == 2
     finally:
         source._RECENT.chars, prefilter._COLLECTED.chars = saved
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.name)
+def test_the_unvalidated_parse_builds_libcst_s_tree(path: Path) -> None:
+    from jaxloopfix.analysis.source import parse_unvalidated
+
+    text = path.read_text(encoding="utf-8")
+    module = parse_unvalidated(text)
+    assert module.deep_equals(cst.parse_module(text)) and module.code == text
+
+
+def test_nodes_built_after_an_unvalidated_parse_are_validated() -> None:
+    from jaxloopfix.analysis.source import parse_unvalidated
+
+    parse_unvalidated("x = 1\n")
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("not a name")
+    with pytest.raises(cst.ParserSyntaxError):
+        parse_unvalidated("def f(:\n")
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("not a name")  # and still after a parse that failed

@@ -13,8 +13,10 @@ rules ask about a few functions. Here libcst's own visitors run in two steps:
 A function body binds names in its own scope only, so step 2 sees exactly the bindings
 the whole-module pass sees, and every node gets the scope `ScopeProvider` gives it
 (`tests/test_parsed_module.py` checks this node by node on fixtures and real files).
-Two constructs let a body bind names outside itself, `global` and PEP 695 type
-parameters; a module with either gets the whole-module pass (`eager_only`).
+Two constructs let a body bind names outside itself. A function holding a `global`
+statement (at any depth) is visited in step 1, as the whole-module pass would, so its
+module-level bindings are known before any other function's. PEP 695 type parameters give
+the module the whole-module pass (`eager_only`).
 """
 
 from __future__ import annotations
@@ -35,13 +37,31 @@ from libcst.metadata.scope_provider import (
     ScopeVisitor,
 )
 
-# `global` statements and `def f[T]` / `class C[T]` / `type X = ...` (PEP 695).
-_EAGER_ONLY = re.compile(r"^[ \t]*global\b|\b(?:def|class)[ \t]+\w+[ \t]*\[|^[ \t]*type[ \t]+\w+", re.M)
+# `def f[T]` / `class C[T]` / `type X = ...` (PEP 695).
+_EAGER_ONLY = re.compile(r"\b(?:def|class)[ \t]+\w+[ \t]*\[|^[ \t]*type[ \t]+\w+", re.M)
+_GLOBAL = re.compile(r"\bglobal\b")
 
 
 def eager_only(text: str) -> bool:
     """Whether `text` may hold a construct the per-function analysis does not reproduce."""
     return _EAGER_ONLY.search(text) is not None
+
+
+def may_bind_globals(text: str) -> bool:
+    """Whether `text` may hold a `global` statement (a word search: a superset)."""
+    return _GLOBAL.search(text) is not None
+
+
+def binding_globals(globals_: list[cst.Global], parent: dict[cst.CSTNode, cst.CSTNode]) -> frozenset[cst.FunctionDef]:
+    """The functions around each `global` statement: their bodies bind module-level names."""
+    found: set[cst.FunctionDef] = set()
+    for statement in globals_:
+        current = parent.get(statement)
+        while current is not None:
+            if type(current) is cst.FunctionDef:
+                found.add(current)
+            current = parent.get(current)
+    return frozenset(found)
 
 
 class _Store:
@@ -77,12 +97,21 @@ def _parameters(params: cst.Parameters) -> Iterator[cst.Param]:
 
 
 class _OuterContexts(ExpressionContextVisitor):
-    """Expression contexts of everything but the bodies of functions outside functions."""
+    """Expression contexts of everything but the bodies of functions outside functions (but
+    those in `whole`)."""
 
-    def __init__(self, provider: _Contexts, context: ExpressionContext) -> None:
+    def __init__(self, provider: _Contexts, context: ExpressionContext, whole: frozenset[cst.FunctionDef]) -> None:
         super().__init__(provider, context)  # type: ignore[arg-type]
+        self.whole = whole
+        self.depth = 0  # functions entered: everything inside one in `whole` is visited
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        if self.depth or node in self.whole:
+            self.depth += 1
+            try:
+                return bool(super().visit_FunctionDef(node))
+            finally:
+                self.depth -= 1
         node.name.visit(ExpressionContextVisitor(self.provider, ExpressionContext.STORE))
         node.params.visit(self)
         for decorator in node.decorators:
@@ -119,14 +148,16 @@ class _Leave(ScopeVisitor):
 
 
 class _OuterScopes(_Leave):
-    """`ScopeVisitor` that records functions outside functions instead of entering them."""
+    """`ScopeVisitor` that records functions outside functions instead of entering them (but
+    those in `whole`, entered as the whole-module pass enters them)."""
 
-    def __init__(self, provider: _Store) -> None:
+    def __init__(self, provider: _Store, whole: frozenset[cst.FunctionDef]) -> None:
         super().__init__(provider)  # type: ignore[arg-type]
         self.deferred: dict[cst.FunctionDef, Scope] = {}
+        self.whole = whole
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        if not isinstance(self.scope, (GlobalScope, ClassScope)):
+        if not isinstance(self.scope, (GlobalScope, ClassScope)) or node in self.whole:
             return bool(super().visit_FunctionDef(node))
         self.scope.record_assignment(node.name.value, node)
         self.provider.set_metadata(node.name, self.scope)
@@ -159,15 +190,23 @@ class _FunctionScopes(_Leave):
 class LazyScopes:
     """Scopes of a module's nodes; a function's are computed when one of its nodes is asked for."""
 
-    def __init__(self, module: cst.Module, parent: dict[cst.CSTNode, cst.CSTNode], eager: bool = False) -> None:
+    def __init__(
+        self,
+        module: cst.Module,
+        parent: dict[cst.CSTNode, cst.CSTNode],
+        eager: bool = False,
+        whole: frozenset[cst.FunctionDef] = frozenset(),
+    ) -> None:
+        """`eager`: the whole-module pass; `whole`: functions visited with the module (see
+        `binding_globals`)."""
         self._parent = parent
         self._store = _Store()
         if eager:
             self._scopes = dict(MetadataWrapper(module, unsafe_skip_copy=True).resolve(ScopeProvider))
             self._deferred: dict[cst.FunctionDef, Scope] = {}
             return
-        module.visit(_OuterContexts(_Contexts(self._store), ExpressionContext.LOAD))
-        outer = _OuterScopes(self._store)
+        module.visit(_OuterContexts(_Contexts(self._store), ExpressionContext.LOAD, whole))
+        outer = _OuterScopes(self._store, whole)
         module.visit(outer)
         outer.infer_accesses()
         self._scopes = self._store.scopes

@@ -30,11 +30,28 @@ from libcst.metadata import (
     QualifiedName,
 )
 
-from jaxloopfix.analysis.lazy_scopes import LazyScopes, eager_only
+from jaxloopfix.analysis.lazy_scopes import LazyScopes, binding_globals, eager_only, may_bind_globals
 from jaxloopfix.analysis.walk import DocumentOrder, children, indexed, install_fast_visit, walk
 from jaxloopfix.text_memo import TextMemo
 
 install_fast_visit()
+
+
+def _unvalidated(self: cst.CSTNode) -> None:
+    pass
+
+
+def parse_unvalidated(text: str) -> cst.Module:
+    """`cst.parse_module` without the check each node's constructor runs (`CSTNode._validate`,
+    about a seventh of a parse). The parser only builds nodes that hold what the check asks (its
+    own source notes the check could be skipped when parsing a file); nodes a rewrite builds are
+    still checked."""
+    checked = cst.CSTNode.__post_init__
+    cst.CSTNode.__post_init__ = _unvalidated  # type: ignore[method-assign]
+    try:
+        return cst.parse_module(text)
+    finally:
+        cst.CSTNode.__post_init__ = checked  # type: ignore[method-assign]
 
 
 class _Syntax:
@@ -46,7 +63,7 @@ class _Syntax:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.module = cst.parse_module(text)
+        self.module = parse_unvalidated(text)
         self.wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
         self.qnames: dict[cst.CSTNode, frozenset[str]] = {}
         # Positions per top-level statement, filled as asked (None: take the whole-module pass).
@@ -131,7 +148,11 @@ class _Syntax:
 
     @cached_property
     def scopes(self) -> LazyScopes:
-        return LazyScopes(self.module, self.tree.parents, eager=eager_only(self.text))
+        tree = self.tree
+        whole = frozenset()
+        if may_bind_globals(self.text):
+            whole = binding_globals([n for n in tree.nodes if type(n) is cst.Global], tree.parents)
+        return LazyScopes(self.module, tree.parents, eager=eager_only(self.text), whole=whole)
 
     @cached_property
     def nodes(self) -> list[cst.CSTNode]:
