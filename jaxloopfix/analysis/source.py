@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 import builtins
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import cached_property
 
 import libcst as cst
@@ -31,10 +31,11 @@ from libcst.metadata import (
 )
 
 from jaxloopfix.analysis.lazy_scopes import LazyScopes, binding_globals, eager_only, may_bind_globals
-from jaxloopfix.analysis.walk import DocumentOrder, children, indexed, install_fast_visit, walk
+from jaxloopfix.analysis.walk import DocumentOrder, indexed, install_fast_visit, install_identity_hash, preorder, walk
 from jaxloopfix.text_memo import TextMemo
 
 install_fast_visit()
+install_identity_hash()
 
 
 def _unvalidated(self: cst.CSTNode) -> None:
@@ -424,30 +425,16 @@ class _Tree:
         self.import_sources: dict[str, set[str]] = {}
         # Every node in document order (pre-order), as `walk(module)` gives them, and for
         # each place in that order the place of the last node of its subtree.
-        self.nodes: list[cst.CSTNode] = []
-        stack: list[cst.CSTNode] = [module]
-        above_stack = [-1]  # beside `stack`: each waiting node's parent's place
-        parents, nodes = self.parents, self.nodes
-        above: list[int] = []  # the parent's place, per place
-        name_type, definitions = cst.Name, self.defined
-        import_types = (cst.Import, cst.ImportFrom)
-        while stack:
-            node, parent = stack.pop(), above_stack.pop()
-            kind = type(node)  # exact classes: libcst's are ABCs, slow under `isinstance`
-            if kind is name_type:
-                self.names.add(node.value)  # type: ignore[attr-defined]
-            elif kind in definitions:
-                definitions[kind].add(node.name.value)  # type: ignore[attr-defined]
-            elif kind in import_types:
-                self._bind(node)  # type: ignore[arg-type]
-            place = len(nodes)
-            nodes.append(node)
-            above.append(parent)
-            found = children(node)
-            for child in found:
-                parents[child] = node
-            stack.extend(reversed(found))  # popped in document order
-            above_stack.extend([place] * len(found))
+        names, definitions = self.names, self.defined
+        on_kind: dict[type, Callable[[cst.CSTNode], object]] = {
+            cst.Name: lambda node: names.add(node.value),  # type: ignore[attr-defined]
+            cst.FunctionDef: lambda node: definitions[cst.FunctionDef].add(node.name.value),  # type: ignore[attr-defined]
+            cst.ClassDef: lambda node: definitions[cst.ClassDef].add(node.name.value),  # type: ignore[attr-defined]
+            cst.Import: self._bind,  # type: ignore[dict-item]
+            cst.ImportFrom: self._bind,  # type: ignore[dict-item]
+        }
+        self.nodes, self.parents, above = preorder(module, on_kind)
+        nodes = self.nodes
         # From the right, a node's last child is met before its other children: its end is
         # the parent's end.
         ends = list(range(len(nodes)))

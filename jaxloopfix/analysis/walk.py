@@ -107,6 +107,53 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     return out
 
 
+def preorder(
+    root: cst.CSTNode, on_kind: dict[type, Callable[[cst.CSTNode], object]]
+) -> tuple[list[cst.CSTNode], dict[cst.CSTNode, cst.CSTNode], list[int]]:
+    """`root` and every node below it in document order (as `walk(root)` gives them), each
+    node's parent, and per place its parent's place (-1 for `root`); `on_kind[type(node)]`
+    is called on each node of those types on the way. `children` inlined: a module's tree is
+    mostly whitespace and other leaves, and this loop runs once per parsed text."""
+    nodes: list[cst.CSTNode] = []
+    parents: dict[cst.CSTNode, cst.CSTNode] = {}
+    above: list[int] = []
+    stack: list[cst.CSTNode] = [root]
+    above_stack = [-1]  # beside `stack`: each waiting node's parent's place
+    pop, pop_above = stack.pop, above_stack.pop
+    append, append_above = nodes.append, above.append
+    orders, kinds, unseen = _ORDER, _KIND, _UNSEEN
+    while stack:
+        node = pop()
+        parent = pop_above()
+        kind = type(node)  # exact classes: libcst's are ABCs, slow under `isinstance`
+        handler = on_kind.get(kind)
+        if handler is not None:
+            handler(node)
+        place = len(nodes)
+        append(node)
+        append_above(parent)
+        order = orders.get(kind, unseen)
+        if order is unseen or order is None:
+            order = _fields(node)
+        found: list[cst.CSTNode] = []
+        for name in order:
+            value = getattr(node, name)
+            value_kind = kinds.get(type(value)) or _kind(type(value))
+            if value_kind == 1:
+                found.append(value)  # type: ignore[arg-type]
+            elif value_kind == 2:
+                for item in value:  # type: ignore[attr-defined]
+                    if (kinds.get(type(item)) or _kind(type(item))) == 1:
+                        found.append(item)
+        if found:
+            for child in found:
+                parents[child] = node
+            found.reverse()  # popped in document order
+            stack.extend(found)
+            above_stack.extend([place] * len(found))
+    return nodes, parents, above
+
+
 class DocumentOrder:
     """A parsed module's nodes in pre-order, and per place the place of its subtree's last node.
 
@@ -253,6 +300,26 @@ def fast_visit(self: cst.CSTNode, visitor):  # type: ignore[no-untyped-def]
 def install_fast_visit() -> None:
     """Make `fast_visit` libcst's `CSTNode.visit` in this process (idempotent)."""
     cst.CSTNode.visit = fast_visit  # type: ignore[method-assign]
+
+
+def install_identity_hash() -> None:
+    """Give libcst's node classes the interpreter's own identity hash (idempotent).
+
+    Nodes compare by identity, and libcst defines their `__hash__` in Python as `id(self)`:
+    each of the analysis's dict and set operations keyed by a node (parents, document order,
+    scopes, qualified names, traced functions) called a Python function. `object.__hash__` is
+    an identity hash computed in C: equal for the same node, so every lookup finds what it
+    found before."""
+    python_hash = _PYTHON_HASH
+    work = [cst.CSTNode]
+    while work:
+        kind = work.pop()
+        if kind.__dict__.get("__hash__") is python_hash:
+            kind.__hash__ = object.__hash__  # type: ignore[method-assign, assignment]
+        work.extend(kind.__subclasses__())
+
+
+_PYTHON_HASH = cst.CSTNode.__dict__["__hash__"]
 
 
 def libcst_visit(node: cst.CSTNode, visitor):  # type: ignore[no-untyped-def]
