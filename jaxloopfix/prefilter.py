@@ -299,6 +299,42 @@ def _scan(
     return Scan(found, reached, flows or reexports) if possible or exports or reexports else None
 
 
+@dataclass(frozen=True)
+class _Own:
+    """A function's own part (its decorators, signature and body, nested functions left out):
+    whether it holds a `for` loop, the functions nested in it, and its calls' callee names
+    (last parts) and root names."""
+
+    loops: bool
+    nested: tuple[ast.FunctionDef | ast.AsyncFunctionDef, ...]
+    callees: frozenset[str]
+    roots: frozenset[str | None]
+
+
+def _own(func: ast.FunctionDef | ast.AsyncFunctionDef) -> _Own:
+    loops = False
+    nested: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+    callees: set[str] = set()
+    roots: set[str | None] = set()
+    work = list(ast.iter_child_nodes(func))
+    while work:
+        node = work.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            nested.append(node)
+            continue
+        if isinstance(node, ast.For):
+            loops = True
+        elif isinstance(node, ast.Call):
+            callee = node.func
+            if isinstance(callee, ast.Name):
+                callees.add(callee.id)
+            elif isinstance(callee, ast.Attribute):
+                callees.add(callee.attr)
+            roots.add(_root_name(callee))
+        work.extend(ast.iter_child_nodes(node))
+    return _Own(loops, tuple(nested), frozenset(callees), frozenset(roots))
+
+
 @dataclass
 class _Collected:
     """What one walk over a text's `ast` tree finds, whatever the settings and seeds: the
@@ -320,6 +356,7 @@ class _Collected:
     # Assignments of a bare name (`step = f`): where a function may be aliased.
     name_assigns: list[ast.Assign] = field(default_factory=list)
     identifier_memo: dict[int, set[str]] = field(default_factory=dict, repr=False)
+    own_memo: dict[int, _Own] = field(default_factory=dict, repr=False)
 
     @cached_property
     def model_functions(self) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
@@ -370,6 +407,13 @@ class _Collected:
             mentions.append(names)
         return owner, mentions
 
+    def own(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> _Own:
+        """What `func` holds outside its nested functions (`_Own`), found once per text."""
+        found = self.own_memo.get(id(func))
+        if found is None:
+            found = self.own_memo[id(func)] = _own(func)
+        return found
+
     def identifiers(self, index: int) -> set[str]:
         """The identifiers of top-level statement `index` (`_identifiers`), found once."""
         found = self.identifier_memo.get(index)
@@ -408,6 +452,12 @@ def _start(func: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[int, int]:
 
 # Texts kept, at least the last one (trees of about 40 bytes per character).
 _COLLECTED: TextMemo[_Collected] = TextMemo(chars=8_000_000, keep=1)
+
+
+def calls_of(text: str, tree: ast.Module) -> list[ast.Call] | None:
+    """Every call in `tree`, as this pass's walk of `text` found them when `tree` is its tree."""
+    found = _COLLECTED.peek(text)
+    return list(found.calls) if found is not None and found.tree is tree else None
 
 
 def _collected(text: str) -> _Collected:
@@ -638,18 +688,14 @@ def _reach(
         if id(func) in reached:
             continue
         reached[id(func)] = func
-        for inner in ast.walk(func):
-            if isinstance(inner, ast.For):
-                possible = True
-            if inner is not func and isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                work.append(inner)
-            elif isinstance(inner, ast.Call):
-                callee = inner.func
-                name = callee.id if isinstance(callee, ast.Name) else callee.attr if isinstance(callee, ast.Attribute) else None
-                if name in functions:
-                    work.extend(functions[name])
-                if imported and _root_name(callee) in imported:
-                    possible = True  # traced code calling into the project: follow it there
+        own = found.own(func)  # nested functions are reached too, each with its own part
+        possible = possible or own.loops
+        work.extend(own.nested)
+        for name in own.callees:
+            if name in functions:
+                work.extend(functions[name])
+        if imported and not own.roots.isdisjoint(imported):
+            possible = True  # traced code calling into the project: follow it there
     if aliased:
         if found.rebinds_globals:
             return possible, None, True  # `global model` in a function: a binding the alias may name

@@ -67,6 +67,7 @@ class _Syntax:
         self.module = parse_unvalidated(text)
         self.wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
         self.qnames: dict[cst.CSTNode, frozenset[str]] = {}
+        self.named: dict[cst.CSTNode, frozenset[str] | None] = {}  # see `ParsedModule.may_be_named`
         # Positions per top-level statement, filled as asked (None: take the whole-module pass).
         self.statement_ranges: dict[cst.CSTNode, dict[cst.CSTNode, CodeRange] | None] = {}
 
@@ -171,7 +172,11 @@ class _Syntax:
         index = {node: i for i, node in enumerate(n for n in self.nodes if type(n) is cst.Call)}
         if self.ast_tree is None:
             return index, []
-        calls = [n for n in ast.walk(self.ast_tree) if type(n) is ast.Call]
+        from jaxloopfix.prefilter import calls_of
+
+        calls = calls_of(self.text, self.ast_tree)
+        if calls is None:
+            calls = [n for n in ast.walk(self.ast_tree) if type(n) is ast.Call]
         calls.sort(key=lambda n: (n.lineno, n.col_offset, -(n.end_lineno or 0), -(n.end_col_offset or 0)))
         return index, [(n.lineno, _ast_tail(n.func)) for n in calls]
 
@@ -224,6 +229,7 @@ class ParsedModule:
         self.module = syntax.module
         self.wrapper = syntax.wrapper
         self._qnames = syntax.qnames
+        self._named = syntax.named
 
     def kept(self, name: str) -> dict:
         """A dict kept with this text's syntax: what a lint of the same text can take up again."""
@@ -278,25 +284,35 @@ class ParsedModule:
         or through some import in the module (any scope: a superset) binding one of its
         prefixes. Asked first, it spares the scope analysis of the many functions whose calls
         are never transforms."""
+        memo = self._named
+        if node in memo:
+            names = memo[node]
+        else:
+            names = memo[node] = self._possible_names(node)
+        return names is None or not names.isdisjoint(targets)
+
+    def _possible_names(self, node: cst.CSTNode) -> frozenset[str] | None:
+        """Every name `may_be_named` lets through for `node` (None: any name)."""
         dotted = get_full_name_for_node(node)
         if dotted is None:
-            return True
-        if dotted in targets:
-            return True
+            return None
+        names = {dotted}
         head = dotted.partition(".")[0]
-        if hasattr(builtins, head) and (f"builtins.{dotted}" in targets or f"builtins.{head}" in targets):
-            return True
+        if hasattr(builtins, head):
+            names.update((f"builtins.{dotted}", f"builtins.{head}"))
         sources = self._tree.import_sources
         end = -1
         while True:
             end = dotted.find(".", end + 1)
             prefix = dotted if end == -1 else dotted[:end]
             rest = "" if end == -1 else dotted[end:]
-            for source in sources.get(prefix, ()):
-                if source + rest in targets:
-                    return True
+            names.update(source + rest for source in sources.get(prefix, ()))
             if end == -1:
-                return False
+                return frozenset(names)
+
+    def may_import(self, name: str) -> bool:
+        """Whether an import anywhere in the module binds `name` (else no binding of it is one)."""
+        return name in self._tree.imported
 
     def may_define(self, name: str, kind: type) -> bool:
         """Whether a `def` (kind FunctionDef) or `class` (ClassDef) anywhere in the module binds `name`."""
@@ -423,6 +439,8 @@ class _Tree:
         # `jnp` -> {"jax.numpy"}, `J` -> {"jax.jit"} (`from jax import jit as J`), and for
         # `import jax.numpy` both `jax` and `jax.numpy` themselves.
         self.import_sources: dict[str, set[str]] = {}
+        # The first names every import binds (`import jax.numpy` binds `jax`), absolute or not.
+        self.imported: set[str] = set()
         # Every node in document order (pre-order), as `walk(module)` gives them, and for
         # each place in that order the place of the last node of its subtree.
         names, definitions = self.names, self.defined
@@ -447,6 +465,8 @@ class _Tree:
     def _bind(self, node: cst.Import | cst.ImportFrom) -> None:
         if isinstance(node.names, cst.ImportStar):
             return  # binds nothing libcst names
+        for alias in node.names:  # relative imports too
+            self.imported.add((alias.evaluated_alias or alias.evaluated_name).partition(".")[0])
         module = None
         if isinstance(node, cst.ImportFrom):
             if node.relative or node.module is None:

@@ -1011,7 +1011,7 @@ class TracedFinder:
         root = expr
         while isinstance(root, cst.Attribute):
             root = root.value
-        if not isinstance(root, cst.Name):
+        if not isinstance(root, cst.Name) or not self.parsed.may_import(root.value):
             return None
         scope = self.parsed.scope(root)
         try:
