@@ -446,14 +446,27 @@ def test_declared_types_from_other_modules_are_evidence(tmp_path: Path) -> None:
     assert sorted(d.location.row for r in isolated for d in r.diagnostics) == [lines["render"], lines["rows"]]
 
 
+def _linted_again_and_fresh(text: str, path: Path, steps: list[Settings]) -> list[engine.ModuleLint]:
+    """Lints of one text with each settings in turn, each checked against a lint of a freshly
+    parsed text (nothing kept from the others). Without the pre-filter every lint parses the
+    whole text, so each takes up what the first kept."""
+    from jaxloopfix.analysis import source
+
+    again = [engine.lint_module(text, str(path), step, prefilter=False) for step in steps]
+    fresh = []
+    for step in steps:
+        source._RECENT.clear()
+        fresh.append(engine.lint_module(text, str(path), step, prefilter=False))
+    assert [(lint.diagnostics, lint.links) for lint in again] == [(lint.diagnostics, lint.links) for lint in fresh]
+    return again
+
+
 def test_a_file_linted_again_with_more_seeds_gets_the_answer_of_a_fresh_lint() -> None:
     """The project pass lints a file again each time other modules trace more of it. The
     traced functions found before the seeds are applied are taken up again from the first
     lint of the text (`TracedFinder.find`); each lint must give what a lint of a freshly
     parsed text gives: the same diagnostics, notes naming the same callers, the same links."""
     from dataclasses import replace
-
-    from jaxloopfix.analysis import source
 
     layers = FIXTURE / "seqmodel" / "layers.py"
     text = layers.read_text(encoding="utf-8")
@@ -463,13 +476,7 @@ def test_a_file_linted_again_with_more_seeds_gets_the_answer_of_a_fresh_lint() -
     # All the seeds first, then fewer: what is kept from the first lint must hold no seed.
     counts = [len(seeds), 1, 0, len(seeds)]
     steps = [replace(full, site=replace(full.site, seeds=seeds[:count])) for count in counts]
-    # Without the pre-filter every lint parses the whole text, so each takes up the first's start.
-    again = [engine.lint_module(text, str(layers), step, prefilter=False) for step in steps]
-    fresh = []
-    for step in steps:
-        source._RECENT.clear()
-        fresh.append(engine.lint_module(text, str(layers), step, prefilter=False))
-    assert [(lint.diagnostics, lint.links) for lint in again] == [(lint.diagnostics, lint.links) for lint in fresh]
+    again = _linted_again_and_fresh(text, layers, steps)
     assert [len(lint.diagnostics) for lint in again] == [2, 1, 0, 2]  # each seed traces one of the loops
     assert all("train.py" in (d.traced_reason or "") for d in again[0].diagnostics)
 
@@ -481,16 +488,15 @@ SHARED_QUESTIONS = {
         from pkg.graph import Graph
 
         def render_a(graph: Graph, x):
-            out = []
             for eff in graph.effects:
-                out.append(jnp.sin(x) * 2)
-            return out
+                x = jnp.sin(x)
+            return x
 
         def render_b(graph: Graph, x):
-            out = []
+            total = x
             for eff in graph.effects:
-                out.append(jnp.cos(x) * 2)
-            return out
+                total = total + jnp.cos(x)
+            return total
     """,
     "pkg/train.py": """
         import jax
@@ -510,8 +516,6 @@ def test_plans_taken_up_again_ask_what_a_fresh_lint_asks(tmp_path: Path) -> None
     fresh lint does, though the first function asked first there."""
     from dataclasses import replace
 
-    from jaxloopfix.analysis import source
-
     root = _tree(tmp_path, SHARED_QUESTIONS)
     render = root / "pkg" / "render.py"
     text = render.read_text(encoding="utf-8")
@@ -521,11 +525,6 @@ def test_plans_taken_up_again_ask_what_a_fresh_lint_asks(tmp_path: Path) -> None
     # As in the project pass's first rounds: the declared types are not known yet, so asked for.
     site = replace(full.site, declared=())
     steps = [replace(full, site=replace(site, seeds=chosen)) for chosen in (seeds, seeds[1:], (), seeds)]
-    again = [engine.lint_module(text, str(render), step, prefilter=False) for step in steps]
-    fresh = []
-    for step in steps:
-        source._RECENT.clear()
-        fresh.append(engine.lint_module(text, str(render), step, prefilter=False))
-    assert [(lint.diagnostics, lint.links) for lint in again] == [(lint.diagnostics, lint.links) for lint in fresh]
+    again = _linted_again_and_fresh(text, render, steps)
     asked = [lint.links.declarations for lint in again]
     assert asked[0] and asked[1] == asked[0] and not asked[2] and asked[3] == asked[0]
