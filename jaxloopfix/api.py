@@ -58,11 +58,16 @@ def lint_text(text: str, filename: str, settings: Settings) -> list[Diagnostic]:
 
 
 def lint_module(
-    text: str, filename: str, settings: Settings, *, answers: Callable[[str], ModuleLint | None] | None = None
+    text: str,
+    filename: str,
+    settings: Settings,
+    *,
+    answers: Callable[[str], ModuleLint | None] | None = None,
+    digest: bool = False,
 ) -> ModuleLint:
     from jaxloopfix.engine import lint_module as lint
 
-    return lint(text, filename, settings, answers=answers)
+    return lint(text, filename, settings, answers=answers, digest=digest)
 
 
 def apply_fixes(text: str, filename: str, settings: Settings, **options) -> tuple[str, list[Diagnostic], int]:
@@ -90,10 +95,12 @@ def check_source(
     write: bool = True,
     verify: VerifyOptions | None = None,
     answers: Callable[[str], ModuleLint | None] | None = None,
+    digest: bool = False,
 ) -> FileResult:
     """Lint (and with `fix`, fix) one already-read source.
 
-    `answers` gives known results by the digest of the code the analysis reads (see
+    `answers` gives known results by the digest of the code the analysis reads, and with
+    `digest` the result carries that digest, for a caller that stores it (see
     `engine.lint_module`).
 
     With `verify`, only fixes of functions that `jaxloopfix verify` finds equivalent are
@@ -116,7 +123,7 @@ def check_source(
 
             lint, fixer = lint_notebook, fix_notebook
         if not fix and lint is lint_text:
-            linted = lint_module(source.text, filename, settings, answers=answers)
+            linted = lint_module(source.text, filename, settings, answers=answers, digest=digest)
             result.diagnostics, result.links, result.analysed = linted.diagnostics, linted.links, linted.analysed
             result.parsed = linted.parsed
             return result
@@ -303,7 +310,7 @@ def _rounds(
         done = sorted(pending, key=order.__getitem__)
         misses: list[tuple[Path, _Task, str | None]] = []
         for path in done:
-            task = _Task(sources[path], flow.settings_for(path, settings))
+            task = _Task(sources[path], flow.settings_for(path, settings), digest=cache is not None)
             key = entry_key(sources[path].raw, path, task.settings) if cache is not None else None
             hit = cache.get(path, key) if cache is not None and key is not None else None
             if hit is None:
@@ -348,8 +355,10 @@ class _Task:
     unsafe: bool = False
     write: bool = False
     verify: VerifyOptions | None = None
-    # Cache entries of this file's results by the code their analyses read (`analysed_key`).
+    # Cache entries of this file's results by the code their analyses read (`analysed_key`),
+    # and whether its result is stored by that code too (it then carries the digest).
     known: dict[str, Any] = field(default_factory=dict)
+    digest: bool = False
 
 
 def _lint(task: _Task) -> FileResult:
@@ -368,7 +377,7 @@ def _lint(task: _Task) -> FileResult:
 
     result = check_source(
         task.source, task.settings, fix=task.fix, unsafe=task.unsafe, write=task.write, verify=task.verify,
-        answers=answers,
+        answers=answers, digest=task.digest,
     )
     task_done()
     return result

@@ -89,16 +89,19 @@ def lint_module(
     *,
     prefilter: bool = True,
     answers: Callable[[str], ModuleLint | None] | None = None,
+    digest: bool = False,
 ) -> ModuleLint:
     """Diagnostics for one source text, and where its traced code leads in the project.
 
     `answers(digest)` gives a result known for the code the analysis would read (see
-    `analysed_digest`), or None: then the text is analysed."""
+    `analysed_digest`), or None: then the text is analysed. With `digest` (a caller that
+    stores results by that code) a result without diagnostics carries its digest
+    (`ModuleLint.analysed`); it is computed only for such callers and `answers`."""
     rules = [rule for rule in ALL_RULES if settings.is_enabled(rule.code, filename)]
     site = settings.site
     reduced = None
     tree = None
-    digest = None
+    code: str | None = None  # the digest of the code the analysis reads, when asked for
     try:
         need_loop = all(rule.needs_loop for rule in rules)
         if prefilter:
@@ -113,16 +116,19 @@ def lint_module(
             )
             if found is None:
                 return ModuleLint()
-            reduced = found.reduce(text)
             tree = found.tree
-            digest = analysed_digest(reduced.text if reduced is not None else text)
+            wanted = digest or answers is not None
+            # A module analysed whole needs its reduction for the digest alone (`Scan.whole`).
+            reduced = found.reduce(text) if wanted or not found.whole else None
+            if wanted:
+                code = analysed_digest(reduced.text if reduced is not None else text)
             if found.whole:
-                reduced = None  # analysed whole, the same text in every round (`Scan.whole`)
+                reduced = None  # analysed whole, the same text in every round
     except SyntaxProblem as exc:
         raise ParseError(exc.message, exc.row, exc.column) from None
     if not rules and site is None:
         return ModuleLint()
-    known = answers(digest) if answers is not None and digest is not None else None
+    known = answers(code) if answers is not None and code is not None else None
     if known is not None:
         return known
     if reduced is not None:
@@ -130,8 +136,8 @@ def lint_module(
         restored = _restore_fixes(linted.diagnostics, reduced)
         if restored is not None:
             linted.diagnostics = restored
-            return _digested(linted, digest)
-    return _digested(_lint_parsed(parse(text, filename, ast_tree=tree), rules, settings), digest)
+            return _digested(linted, code)
+    return _digested(_lint_parsed(parse(text, filename, ast_tree=tree), rules, settings), code)
 
 
 def _digested(linted: ModuleLint, digest: str | None) -> ModuleLint:

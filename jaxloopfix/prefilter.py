@@ -369,7 +369,7 @@ class _Collected:
             return []
         return [
             f for group in self.functions.values() for f in group
-            if any(_start(f) <= at < (f.end_lineno or f.lineno, f.end_col_offset or 0) for at in primitives)
+            if any(_start(f) <= at < _end(f) for at in primitives)
         ]
 
     @cached_property
@@ -424,11 +424,7 @@ class _Collected:
     @cached_property
     def _function_spans(self) -> tuple[list[tuple[int, int]], list[tuple[tuple[int, int], str]]]:
         """Every function's first position (its first decorator's) in order, beside its end and name."""
-        spans = sorted(
-            (_start(f),
-             (f.end_lineno or f.lineno, f.end_col_offset or 0), f.name)
-            for group in self.functions.values() for f in group
-        )
+        spans = sorted((_start(f), _end(f), f.name) for group in self.functions.values() for f in group)
         return [start for start, _, _ in spans], [(end, name) for _, end, name in spans]
 
     def owner(self, node: ast.Call | ast.Assign) -> str | None:
@@ -448,6 +444,11 @@ class _Collected:
 def _start(func: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[int, int]:
     """Where a function's code starts: its first decorator, or `def`."""
     return min([(func.lineno, func.col_offset), *((d.lineno, d.col_offset) for d in func.decorator_list)])
+
+
+def _end(func: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[int, int]:
+    """Where a function's code ends."""
+    return (func.end_lineno or func.lineno, func.end_col_offset or 0)
 
 
 # Texts kept, at least the last one (trees of about 40 bytes per character).

@@ -205,6 +205,9 @@ class _Start:
     custom: tuple[tuple[cst.FunctionDef, int], ...]
     links: ModuleLinks  # never appended to: each lint resumes with a copy
     classes: tuple[cst.ClassDef, ...]
+    # `TracedFinder._reached_from` per traced function, filled by the lints that resume here:
+    # it depends on the text and the settings but the seeds, as the rest of this start does.
+    reached: dict[cst.FunctionDef, tuple[list, list[ExternalTrace]]] = field(default_factory=dict, compare=False)
 
 
 def _literal_strings(expr: cst.BaseExpression) -> list[str]:
@@ -311,7 +314,7 @@ class TracedFinder:
         # Methods a class's traced methods call on `self` (`self._ask(...)` in a jitted `ask`):
         # a subclass's override of one runs under the same trace.
         self._hooks: dict[cst.ClassDef, set[str]] = {}
-        # `_reached_from` per traced function, kept with the text's syntax (set by `find`).
+        # `_reached_from` per traced function, kept with the text's syntax (`_Start.reached`).
         self._reached: dict[cst.FunctionDef, tuple[list, list[ExternalTrace]]] = {}
 
     # -- transform recognition -------------------------------------------------
@@ -672,10 +675,7 @@ class TracedFinder:
             start = kept[key] = self._before_seeds()
             while len(kept) > 2:  # settings other than the seeds rarely change between lints
                 del kept[next(iter(kept))]
-        reached = parsed.kept("reached from")
-        self._reached = reached.setdefault(key, {})
-        while len(reached) > 2:
-            del reached[next(iter(reached))]
+        self._reached = start.reached
         classes = self._resume(start)
         if self.site is not None:
             self._apply_seeds()
@@ -897,7 +897,8 @@ class TracedFinder:
     def _reached_from(self, traced: TracedFunction) -> list[tuple[cst.FunctionDef, str | Callable[[], str]]]:
         """The functions a traced function's body traces, with why; what it reaches in other
         modules goes to `links`. It depends on the text and `settings_key` alone, so it is kept
-        for the later lints of the same text (`find`), which trace more functions."""
+        with the start the later lints of the same text resume from (`find`), which trace more
+        functions."""
         outer = traced.node
         known = self._reached.get(outer)
         if known is None:
