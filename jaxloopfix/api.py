@@ -19,7 +19,7 @@ from jaxloopfix.files import (
     read_source,
     write_source_atomic,
 )
-from jaxloopfix.cache import Cached, ResultCache, analysed_key, decode_entry, entry_key
+from jaxloopfix.cache import Cached, ResultCache, analysed_key, decode_entry, entry_key, words_key
 from jaxloopfix.parallel import pool
 from jaxloopfix.project import ModuleIndex, TraceFlow, may_define_framework_classes
 
@@ -233,7 +233,7 @@ def check_paths(
             results[path] = FileResult(filename=str(path), warnings=[exc.file_error])
         except SourceError as exc:
             results[path] = FileResult(filename=str(path), errors=[exc.file_error])
-    context = {} if isolated else _context_sources(list(found.files), settings, [Path(p) for p in paths])
+    context = {} if isolated else _context_sources(list(found.files), settings, [Path(p) for p in paths], found.real)
     sources.update(context)
     with pool(1 if verify is not None else jobs) as workers:
         flow, linted = _rounds(sources, settings, workers, cache)
@@ -252,12 +252,14 @@ def check_paths(
     return errors + [results[path] for path in found.files]
 
 
-def _context_sources(files: list[Path], settings: Settings, given: list[Path] | None = None) -> dict[Path, SourceFile]:
+def _context_sources(
+    files: list[Path], settings: Settings, given: list[Path] | None = None, real: dict[Path, Path] | None = None
+) -> dict[Path, SourceFile]:
     """The readable other files of the projects `files` belong to; unreadable ones are left out silently."""
     from jaxloopfix.project_context import context_files
 
     out: dict[Path, SourceFile] = {}
-    for path in context_files(files, settings, given or ()):
+    for path in context_files(files, settings, given or (), real):
         try:
             out[path] = read_source(path, max_file_size=settings.max_file_size)
         except SourceError:
@@ -298,20 +300,23 @@ def _rounds(
     links reach are linted. The flow only grows (seeds merge, classes and questions
     accumulate), so the fixed point every file's result is read at is that of any order."""
     modules = [p for p in sources if p.suffix in (".py", ".ipynb")]
-    class_flow = may_define_framework_classes((sources[p].text for p in modules), settings.extra_traced_base_classes)
+    class_flow = _may_define_framework_classes([sources[p] for p in modules], settings, cache)
     flow = TraceFlow(ModuleIndex.build(modules, class_flow), lambda p: _text(sources, p))
     results: dict[Path, FileResult] = {}
     # Files in the order of their absolute paths: the order links are recorded in (and so which
     # caller a seed's note names) is the same however the run was given its files.
-    ranked = sorted(sources, key=lambda path: Path(os.path.abspath(path)).parts)
+    absolute = {path: os.path.abspath(path) for path in sources}
+    ranked = sorted(sources, key=lambda path: _parts(absolute[path]))
     order = {path: place for place, path in enumerate(ranked)}
+    # Every file's settings are the run's with a site of its own.
+    shared = replace(settings, site=None) if settings.site is not None else settings
     pending: set[Path] = set(sources)
     while pending:
         done = sorted(pending, key=order.__getitem__)
         misses: list[tuple[Path, _Task, str | None]] = []
         for path in done:
             task = _Task(sources[path], flow.settings_for(path, settings), digest=cache is not None)
-            key = entry_key(sources[path].raw, path, task.settings) if cache is not None else None
+            key = entry_key(sources[path].digest, absolute[path], task.settings, shared=shared) if cache is not None else None
             hit = cache.get(path, key) if cache is not None and key is not None else None
             if hit is None:
                 # An edit the analysis does not read (a function nothing traced reaches or names)
@@ -332,9 +337,34 @@ def _rounds(
                     cached = Cached(result.diagnostics, result.errors, result.links)
                     cache.put(path, key, cached)
                     if result.analysed is not None and not result.errors:
-                        cache.put(path, analysed_key(result.analysed, path, task.settings), cached)
+                        cache.put(path, analysed_key(result.analysed, absolute[path], task.settings, shared=shared), cached)
         pending = _grown(flow, done, results)
     return flow, results
+
+
+def _parts(absolute: str) -> tuple[str, ...]:
+    """`Path(absolute).parts` of a normalised absolute path, without making a `Path`."""
+    if os.sep == "/" and absolute.startswith("/") and not absolute.startswith("//") and len(absolute) > 1:
+        return ("/", *absolute[1:].split("/"))
+    return Path(absolute).parts
+
+
+def _may_define_framework_classes(sources: list[SourceFile], settings: Settings, cache: ResultCache | None) -> bool:
+    """`project.may_define_framework_classes` over the project's files, each file's answer
+    taken from the cache when its bytes were searched before: a warm run reads every file,
+    but searching them all again is as slow as reading them."""
+    extra = settings.extra_traced_base_classes
+    if cache is None:
+        return may_define_framework_classes((source.text for source in sources), extra)
+    for source in sources:
+        key = words_key(source.digest, extra)
+        found = cache.words(source.path, key)
+        if found is None:
+            found = may_define_framework_classes((source.text,), extra)
+            cache.put_words(source.path, key, found)
+        if found:
+            return True
+    return False
 
 
 def _grown(flow: TraceFlow, done: list[Path], results: dict[Path, FileResult]) -> set[Path]:

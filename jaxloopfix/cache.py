@@ -40,10 +40,16 @@ def code_version() -> str:
     return digest.hexdigest()[:16]
 
 
+_SCALARS = (str, int, float, type(None))
+
+
 def _plain(value: Any) -> Any:
     """Settings as JSON-able data in a canonical order (sets sorted, paths as strings)."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value) if f.compare}
+    if isinstance(value, _SCALARS):
+        return value
+    names = _fields(type(value))
+    if names is not None:
+        return {name: _plain(getattr(value, name)) for name in names}
     if isinstance(value, (set, frozenset)):
         return sorted((_plain(v) for v in value), key=lambda v: json.dumps(v, sort_keys=True))
     if isinstance(value, (list, tuple)):
@@ -53,28 +59,60 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def entry_key(raw: bytes, path: Path, settings: Settings) -> str:
+@cache
+def _fields(kind: type) -> tuple[str, ...] | None:
+    """The compared fields of a dataclass (found once per class), None for other types."""
+    if not dataclasses.is_dataclass(kind):
+        return None
+    return tuple(f.name for f in dataclasses.fields(kind) if f.compare)
+
+
+def entry_key(content: bytes, path: Path | str, settings: Settings, *, shared: Settings | None = None) -> str:
+    """The key of `path`'s result with `settings`; `content`: the file's `SourceFile.digest`
+    (or another digest of what the result depends on, see `analysed_key`). `shared`: `settings`
+    without their `site`, where the caller has them (the settings every file of a run shares)."""
     digest = hashlib.sha256()
     digest.update(code_version().encode())
     site = settings.site
     digest.update(json.dumps(_id(path)).encode())
-    digest.update(_settings_json(replace(settings, site=None)).encode())
+    if shared is None:
+        shared = replace(settings, site=None) if site is not None else settings
+    digest.update(_settings_json(shared).encode())
     if site is not None:
-        # The project's roots are shared by every file of a run: serialised once.
-        digest.update(_settings_json(replace(site, roots=frozenset())).encode())
+        # Every file has a site of its own, but the project's roots are shared by every file
+        # of a run: those are serialised once.
+        digest.update(_site_json(site).encode())
         digest.update(_settings_json(site.roots).encode())
-    digest.update(raw)
+    digest.update(content)
     return digest.hexdigest()
+
+
+def _site_json(site: Any) -> str:
+    """Canonical JSON of a `ModuleSite` but its `roots`."""
+    return json.dumps({name: _plain(getattr(site, name)) for name in _fields(type(site)) or () if name != "roots"},
+                      sort_keys=True)
 
 
 ANALYSED = "analysed:"  # the prefix of `analysed_key`s (an `entry_key` is a bare hex digest)
 
 
-def analysed_key(digest: str, path: Path, settings: Settings) -> str:
+def analysed_key(digest: str, path: Path | str, settings: Settings, *, shared: Settings | None = None) -> str:
     """The key of a result by the code its analysis read (`prefilter.analysed_digest`) rather
     than the file's bytes: an edit to code the analysis leaves out finds it
     (`engine.ModuleLint.analysed`)."""
-    return ANALYSED + entry_key(digest.encode("ascii"), path, settings)
+    return ANALYSED + entry_key(digest.encode("ascii"), path, settings, shared=shared)
+
+
+WORDS = "words:"  # the prefix of `words_key`s
+
+
+def words_key(content: bytes, extra_base_classes: tuple[str, ...]) -> str:
+    """The key of a file's word-search answer: its `SourceFile.digest`, with what is searched for."""
+    digest = hashlib.sha256()
+    digest.update(code_version().encode())
+    digest.update(json.dumps(sorted(extra_base_classes)).encode())
+    digest.update(content)
+    return WORDS + digest.hexdigest()
 
 
 @lru_cache(maxsize=256)
@@ -102,6 +140,7 @@ class ResultCache:
         self.entries: dict[str, dict[str, Any]] = {}
         self.used: dict[str, set[str]] = {}
         self.dirty = False
+        self._ids: dict[Path | str, str] = {}
         try:
             data = json.loads(self.file.read_text(encoding="utf-8"))
             if isinstance(data, dict) and data.get("format") == FORMAT and isinstance(data.get("entries"), dict):
@@ -109,20 +148,42 @@ class ResultCache:
         except (OSError, ValueError):
             pass  # no cache yet, or a damaged one: start afresh
 
-    def get(self, path: Path, key: str) -> Cached | None:
-        found = decode_entry(self.entries.get(_id(path), {}).get(key), str(path))
-        if found is not None:
-            self.used.setdefault(_id(path), set()).add(key)
+    def _id(self, path: Path | str) -> str:
+        """`_id(path)`, once per path of the run."""
+        found = self._ids.get(path)
+        if found is None:
+            found = self._ids[path] = _id(path)
         return found
+
+    def get(self, path: Path, key: str) -> Cached | None:
+        found = decode_entry(self.entries.get(self._id(path), {}).get(key), str(path))
+        if found is not None:
+            self.used.setdefault(self._id(path), set()).add(key)
+        return found
+
+    def words(self, path: Path, key: str) -> bool | None:
+        """What the project's word search (`project.may_define_framework_classes`) found in
+        this file's text when it was last the one keyed by `key` (`words_key`)."""
+        entry = self.entries.get(self._id(path), {}).get(key)
+        found = entry.get("found") if isinstance(entry, dict) else None
+        if not isinstance(found, bool):
+            return None
+        self.used.setdefault(self._id(path), set()).add(key)
+        return found
+
+    def put_words(self, path: Path, key: str, found: bool) -> None:
+        self.entries.setdefault(self._id(path), {})[key] = {"found": found}
+        self.used.setdefault(self._id(path), set()).add(key)
+        self.dirty = True
 
     def analysed_entries(self, path: Path) -> dict[str, Any]:
         """This file's entries by `analysed_key`, as stored: the lint, which alone learns the
         digest, decodes the one it needs. The one it uses is `put` again, and so kept."""
-        return {k: v for k, v in self.entries.get(_id(path), {}).items() if k.startswith(ANALYSED)}
+        return {k: v for k, v in self.entries.get(self._id(path), {}).items() if k.startswith(ANALYSED)}
 
     def put(self, path: Path, key: str, result: Cached) -> None:
-        self.entries.setdefault(_id(path), {})[key] = _encode(result)
-        self.used.setdefault(_id(path), set()).add(key)
+        self.entries.setdefault(self._id(path), {})[key] = _encode(result)
+        self.used.setdefault(self._id(path), set()).add(key)
         self.dirty = True
 
     def save(self) -> None:
@@ -157,7 +218,7 @@ def write_json_atomic(file: Path, data: Any) -> bool:
     return True
 
 
-def _id(path: Path) -> str:
+def _id(path: Path | str) -> str:
     return os.path.abspath(path)
 
 

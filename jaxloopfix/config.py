@@ -70,8 +70,13 @@ class Settings:
         prefix of it, or any one of its parts. `resolved`: the path with symlinks
         resolved, when the caller already knows it (saves a `realpath` per file)."""
         rel = self.relative(str(path), resolved)
+        return self.excludes(rel, PurePosixPath(rel).parts)
+
+    def excludes(self, rel: str, parts: tuple[str, ...] | list[str]) -> bool:
+        """`is_excluded` for a path already made relative (`relative`), split into its `parts`:
+        a directory walk joins both from its root's once, instead of a path per entry."""
         whole, part = _exclusion(self.exclude + self.extend_exclude)
-        return bool(whole.match(rel)) or any(part.match(p) for p in PurePosixPath(rel).parts)
+        return bool(whole.match(rel)) or any(part.match(p) for p in parts)
 
     def unroll_for(self, function: str) -> int:
         return dict(self.unroll_overrides).get(function, self.scan_unroll)
@@ -80,7 +85,7 @@ class Settings:
         path = Path(filename)
         if self.project_root is not None:
             try:
-                return (resolved or path.resolve()).relative_to(_resolved(self.project_root)).as_posix()
+                return (resolved or path.resolve()).relative_to(resolved_path(self.project_root)).as_posix()
             except (ValueError, OSError):
                 pass
         return path.as_posix()
@@ -108,7 +113,8 @@ def _exclusion(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], re.Pattern[s
 
 
 @lru_cache(maxsize=32)
-def _resolved(path: Path) -> Path:
+def resolved_path(path: Path) -> Path:
+    """`path.resolve()`, once per path."""
     return path.resolve()
 
 

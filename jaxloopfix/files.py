@@ -8,6 +8,7 @@ and writes are atomic and refused when the file moved under us.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import re
@@ -15,11 +16,13 @@ import stat
 import tempfile
 import tokenize
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from contextlib import suppress
 from dataclasses import dataclass, field, replace
-from pathlib import Path
+from functools import cached_property
+from pathlib import Path, PurePosixPath
 
-from jaxloopfix.config import Settings
+from jaxloopfix.config import Settings, resolved_path
 from jaxloopfix.diagnostics import FileError
 
 __all__ = [
@@ -36,6 +39,8 @@ __all__ = [
 ]
 
 PYTHON_SUFFIXES: tuple[str, ...] = (".py", ".ipynb")
+# Codecs (as `tokenize.detect_encoding` names them) whose decoded text always encodes back to the bytes.
+_BIJECTIVE = frozenset({"utf-8", "utf-8-sig"})
 
 
 # --------------------------------------------------------------------------- errors
@@ -79,6 +84,11 @@ class SourceFile:
         """`text` in the file's encoding ("utf-8-sig" puts the BOM back)."""
         return text.encode(self.encoding)
 
+    @cached_property
+    def digest(self) -> bytes:
+        """A hash of `raw`, computed once: the results cache keys each file's answers by it."""
+        return hashlib.sha256(self.raw).digest()
+
 
 def decode_source(raw: bytes, path: Path | str, *, max_file_size: int | None = None) -> SourceFile:
     """Decode bytes we already hold (a file's or stdin's) the way Python would read them.
@@ -99,7 +109,10 @@ def decode_source(raw: bytes, path: Path | str, *, max_file_size: int | None = N
         text = raw.decode(encoding)
     except (UnicodeDecodeError, LookupError) as exc:
         raise SourceError(path, f"cannot decode as {encoding}: {exc}") from exc
-    if text.encode(encoding) != raw:
+    # UTF-8's strict decoder takes only the one encoding of each character (no overlong forms,
+    # no surrogates), and "utf-8-sig" is found only for bytes that start with the BOM it puts
+    # back: those bytes always come back. Other codecs are checked.
+    if encoding not in _BIJECTIVE and text.encode(encoding) != raw:
         # Some codecs are not bijective; a fix written back would silently change other bytes.
         raise SourceError(path, f"cannot decode as {encoding} without changing the bytes")
     return SourceFile(path=path, raw=raw, text=text, encoding=encoding)
@@ -109,14 +122,12 @@ def read_source(path: Path | str, *, max_file_size: int | None = None) -> Source
     """Read and decode one file. Raises SourceError / FileTooLargeError with a message for the user."""
     path = Path(path)
     try:
-        size = path.stat().st_size
-    except OSError as exc:
-        raise SourceError(path, f"cannot read: {exc.strerror or exc}") from exc
-    # Check before reading so a multi-gigabyte data file is never pulled into memory.
-    if max_file_size is not None and size > max_file_size:
-        raise FileTooLargeError(path, _too_large(size, max_file_size))
-    try:
-        raw = path.read_bytes()
+        with open(path, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            # Check before reading so a multi-gigabyte data file is never pulled into memory.
+            if max_file_size is not None and size > max_file_size:
+                raise FileTooLargeError(path, _too_large(size, max_file_size))
+            raw = handle.read()
     except OSError as exc:
         raise SourceError(path, f"cannot read: {exc.strerror or exc}") from exc
     return decode_source(raw, path, max_file_size=max_file_size)
@@ -308,9 +319,11 @@ class Discovery:
 
     files: list[Path] = field(default_factory=list)
     errors: list[FileError] = field(default_factory=list)
+    # Each file's path with symlinks resolved (what tells two names of one file apart).
+    real: dict[Path, Path] = field(default_factory=dict)
 
 
-def discover(paths: Sequence[Path | str], settings: Settings) -> Discovery:
+def discover(paths: Sequence[Path | str], settings: Settings, *, leave_out: AbstractSet[str] = frozenset()) -> Discovery:
     """Expand CLI paths into the Python files to check.
 
     A file named explicitly is always checked, whatever its suffix or the exclude
@@ -318,15 +331,18 @@ def discover(paths: Sequence[Path | str], settings: Settings) -> Discovery:
     order, keeping `*.py` files and skipping hidden directories, `settings.is_excluded`
     paths and whatever the `.gitignore` at the top of that directory ignores.
     Symlinked directories are not followed (no cycles). Each file appears once.
+    `leave_out`: resolved paths (`realpath`) of files the caller has already.
     """
     result = Discovery()
-    seen: set[Path] = set()
+    seen: set[str] = set(leave_out)
 
-    def add(path: Path, key: Path | None = None) -> None:
-        key = key or Path(os.path.realpath(path))
+    def add(path: Path | str, key: str | None = None) -> None:
+        key = key or os.path.realpath(path)
         if key not in seen:
             seen.add(key)
+            path = Path(path)
             result.files.append(path)
+            result.real[path] = Path(key)
 
     for given in paths:
         path = Path(given)
@@ -340,17 +356,20 @@ def discover(paths: Sequence[Path | str], settings: Settings) -> Discovery:
     return result
 
 
-def _walk(root: Path, settings: Settings) -> list[tuple[Path, Path | None]]:
+def _walk(root: Path, settings: Settings) -> list[tuple[str, str | None]]:
     """(path, path with symlinks resolved, or None for a symlinked file) of each file kept.
 
     Directories below `root` are never symlinks (they are not followed), so a plain
-    entry's resolved path is the resolved root joined with its relative parts."""
+    entry's resolved path is the resolved root joined with its relative parts, and its
+    path relative to the project (what excludes match) that of the root joined with them:
+    the walk works on strings, and `discover` makes a `Path` only of each file it keeps."""
     gitignore = GitIgnore.load(root)
     # An excluded root was still asked for by name: judge only what lies below it.
     below = replace(settings, project_root=root) if settings.is_excluded(root) else settings
-    base = Path(os.path.realpath(root))
-    found: list[tuple[tuple[str, ...], Path, Path | None]] = []
-    stack: list[tuple[Path, tuple[str, ...]]] = [(root, ())]
+    base = os.path.realpath(root)
+    prefix = _walk_prefix(below, root, Path(base))
+    found: list[tuple[tuple[str, ...], str, str | None]] = []
+    stack: list[tuple[str, tuple[str, ...]]] = [(str(root), ())]
     while stack:
         directory, parts = stack.pop()
         try:
@@ -358,24 +377,48 @@ def _walk(root: Path, settings: Settings) -> list[tuple[Path, Path | None]]:
         except OSError:
             continue  # unreadable subdirectory: nothing we can check there
         for entry in entries:
-            rel_parts = (*parts, entry.name)
-            rel = "/".join(rel_parts)
-            path = directory / entry.name
+            name = entry.name
             try:
                 is_dir = entry.is_dir(follow_symlinks=False)
-                is_file = entry.is_file()
-                resolved = None if entry.is_symlink() else base.joinpath(*rel_parts)
+                if is_dir:
+                    if name.startswith("."):
+                        continue
+                elif not (name.endswith(PYTHON_SUFFIXES) and entry.is_file()):
+                    continue
+                symlink = entry.is_symlink()
             except OSError:
                 continue
+            rel_parts = (*parts, name)
+            rel = "/".join(rel_parts)
+            resolved = None if symlink else os.path.join(base, rel)
+            if resolved is None or prefix is None:
+                excluded = below.is_excluded(Path(entry.path), None if resolved is None else Path(resolved))
+            else:
+                excluded = below.excludes(prefix[0] + rel, (*prefix[1], *rel_parts))
+            if excluded or gitignore.is_ignored(rel, is_dir=is_dir):
+                continue
             if is_dir:
-                if entry.name.startswith("."):
-                    continue
-                if below.is_excluded(path, resolved) or gitignore.is_ignored(rel, is_dir=True):
-                    continue
-                stack.append((path, rel_parts))
-            elif is_file and entry.name.endswith(PYTHON_SUFFIXES):
-                if below.is_excluded(path, resolved) or gitignore.is_ignored(rel, is_dir=False):
-                    continue
-                found.append((rel_parts, path, resolved))
+                stack.append((entry.path, rel_parts))
+            else:
+                found.append((rel_parts, entry.path, resolved))
     found.sort(key=lambda item: item[0])
     return [(path, resolved) for _, path, resolved in found]
+
+
+def _walk_prefix(settings: Settings, root: Path, base: Path) -> tuple[str, tuple[str, ...]] | None:
+    """What `settings.relative` gives for `root` (resolved: `base`), as a prefix for its entries'
+    relative paths ("" or ending in "/"), with its parts; None when entries need their own
+    answer (the project's root lies below the walked one, so some entries are inside it)."""
+    rel = root.as_posix()
+    if settings.project_root is not None:
+        try:
+            project = resolved_path(settings.project_root)
+        except (OSError, RuntimeError):
+            return None
+        if base == project or project in base.parents:
+            rel = base.relative_to(project).as_posix()
+        elif base in project.parents:
+            return None
+    if rel == ".":
+        return "", ()
+    return (rel if rel.endswith("/") else rel + "/"), PurePosixPath(rel).parts

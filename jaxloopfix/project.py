@@ -41,7 +41,7 @@ class ModuleName:
     root: Path  # the import root: the directory `import pkg` is resolved from
 
 
-def module_name(path: Path, packages: dict[str, tuple[tuple[str, ...], Path]] | None = None) -> ModuleName | None:
+def module_name(path: Path | str, packages: dict[str, tuple[tuple[str, ...], Path]] | None = None) -> ModuleName | None:
     """The module a `.py` file is imported as; None when its name is not an identifier.
 
     `packages` remembers each directory's answer across the files of one project."""
@@ -118,15 +118,16 @@ class ModuleIndex:
         packages: dict[str, tuple[tuple[str, ...], Path]] = {}
         roots: dict[str, Path | None] = {}
         for path in files:
+            absolute = os.path.abspath(path)  # once: each use below would make it again
             if path.suffix == ".ipynb":
                 index.notebooks.add(path)
-                index.shown[path] = _shown(path, project_root(path, roots))
+                index.shown[path] = _shown(absolute, project_root(absolute, roots))
                 continue
-            found = module_name(path, packages)
+            found = module_name(absolute, packages)
             if found is not None:
                 index.names[path] = found
                 index.by_name.setdefault(found.name, []).append(path)
-                index.shown[path] = _shown(path, project_root(path, roots) or found.root)
+                index.shown[path] = _shown(absolute, project_root(absolute, roots) or found.root)
         return index
 
     @cached_property
@@ -158,13 +159,16 @@ class ModuleIndex:
         return ModuleSite(found.package, self.roots, seeds, found.name, classes, self.class_flow, declared, shown)
 
 
-def _shown(path: Path, root: Path | None) -> str:
+def _shown(path: Path | str, root: Path | None) -> str:
     """`path` from `root` (its project's root, else its import root), in `/` form: a note that
     names it reads the same, and the settings it is part of are cached the same, whether the
     run was given the project (`check src/`), the file or its absolute path."""
     if root is None:
         return Path(path).as_posix()
-    return Path(os.path.relpath(os.path.abspath(path), root)).as_posix()
+    absolute, top = os.path.abspath(path), str(root)
+    if os.sep == "/" and absolute.startswith(top) and absolute[len(top):].startswith("/") and top != "/":
+        return absolute[len(top) + 1:]  # what `relpath` gives for a path below `root`
+    return Path(os.path.relpath(absolute, root)).as_posix()
 
 
 @dataclass

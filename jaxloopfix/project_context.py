@@ -11,7 +11,7 @@ included), never reported or fixed. `--isolated` turns this off.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from jaxloopfix.config import Settings
@@ -20,7 +20,7 @@ from jaxloopfix.files import discover
 ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
 
 
-def project_root(path: Path, memo: dict[str, Path | None] | None = None) -> Path | None:
+def project_root(path: Path | str, memo: dict[str, Path | None] | None = None) -> Path | None:
     """The nearest directory at or above `path` that marks a project, or None.
 
     `memo` keeps each directory's answer across the files of one run."""
@@ -46,18 +46,22 @@ def project_root(path: Path, memo: dict[str, Path | None] | None = None) -> Path
     return found
 
 
-def context_files(files: Iterable[Path], settings: Settings, given: Iterable[Path] = ()) -> list[Path]:
+def context_files(
+    files: Iterable[Path], settings: Settings, given: Iterable[Path] = (), real: Mapping[Path, Path] | None = None
+) -> list[Path]:
     """The other Python files of the projects that `files` belong to (excludes and `.gitignore` honoured).
 
     `given`: the paths the run was asked to check; a project root among them was walked
-    already, so it has no other files to add."""
+    already, so it has no other files to add. `real`: the files' paths with symlinks
+    resolved, where the discovery that found them knows them already."""
     files = list(files)
+    real = real or {}
     memo: dict[str, Path | None] = {}
     roots = sorted({root for f in files if (root := project_root(f, memo)) is not None})
     walked = {os.path.realpath(p) for p in given if os.path.isdir(p)}
     roots = [root for root in roots if os.path.realpath(root) not in walked]
     if not roots:
         return []
-    have = {os.path.realpath(f) for f in files}
-    found = discover(roots, settings)
-    return [p for p in found.files if p.suffix in (".py", ".ipynb") and os.path.realpath(p) not in have]
+    have = {str(real[f]) if f in real else os.path.realpath(f) for f in files}
+    found = discover(roots, settings, leave_out=have)
+    return [p for p in found.files if p.suffix in (".py", ".ipynb")]

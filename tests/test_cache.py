@@ -154,3 +154,54 @@ def test_an_edited_file_checked_alone_after_a_project_run_analyses_only_that_fil
     analysed.clear()
     again = json.loads(_check(tmp_path / "pkg")[1])
     assert analysed == [] and [d["traced_reason"] for d in again] == [d["traced_reason"] for d in whole]
+
+
+PLAIN_BASE = "class Base:\n    hidden = 4\n"
+FLAX_BASE = "import flax.linen as nn\n\n\nclass Base(nn.Module):\n    hidden: int = 4\n"
+ENCODER = """import jax.numpy as jnp
+
+from pkg.base import Base
+
+
+class Encoder(Base):
+    def __call__(self, xs):
+        h = jnp.zeros(4)
+        for t in range(xs.shape[0]):
+            h = jnp.tanh(h + xs[t])
+        return h
+"""
+
+
+def test_the_framework_word_search_is_kept_per_file_content(tmp_path, monkeypatch) -> None:
+    """Whether any file can define a Flax module class (`may_define_framework_classes`) is
+    searched once per file content: a warm run searches nothing, and an edit that brings in
+    Flax is searched again, so a subclass's loop in another file is then reported, as a run
+    without the cache reports it."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "pkg").mkdir()
+    for name, text in {"__init__.py": "", "base.py": PLAIN_BASE, "model.py": ENCODER}.items():
+        (tmp_path / "pkg" / name).write_text(text)
+    searched: list[str] = []
+    real = api.may_define_framework_classes
+
+    def recording(texts, extra=()):
+        texts = list(texts)
+        searched.extend(texts)
+        return real(texts, extra)
+
+    monkeypatch.setattr(api, "may_define_framework_classes", recording)
+    plain = _check(tmp_path / "pkg")
+    assert json.loads(plain[1]) == [] and len(searched) == 3
+    searched.clear()
+    assert _check(tmp_path / "pkg") == plain and searched == []
+
+    (tmp_path / "pkg" / "base.py").write_text(FLAX_BASE)
+    flax = _check(tmp_path / "pkg")
+    assert [(Path(d["filename"]).name, d["traced_reason"]) for d in json.loads(flax[1])] == [
+        ("model.py", "`__call__` is traced: method `__call__` of Flax module `Encoder`")
+    ]
+    assert searched == [FLAX_BASE]  # `__init__.py` answered from the cache, then the edited file
+    assert flax == _check(tmp_path / "pkg", "--no-cache")
+    (tmp_path / "pkg" / "base.py").write_text(PLAIN_BASE)
+    assert _check(tmp_path / "pkg") == plain

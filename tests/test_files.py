@@ -100,6 +100,28 @@ def test_round_trip_property(lines: list[str], endings: list[str], bom: bool) ->
     assert source.encode(source.text) == raw
 
 
+# Bytes that UTF-8 decoders disagree on: overlong forms, encoded surrogates, code points over
+# U+10FFFF, lone continuation bytes, truncated sequences, and a second BOM after the first.
+_TRICKY_BYTES = [b"\xc0\xaf", b"\xe0\x80\xaf", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\x80", b"\xe2\x82",
+                 b"\xef\xbb\xbf", "é€𝄞".encode(), b"\r\n", b"\n", b"x = '", b"# coding: utf-8\n"]
+
+
+@hyp_settings(max_examples=300, deadline=None)
+@given(
+    head=st.sampled_from([b"", b"\xef\xbb\xbf", b"# -*- coding: utf8 -*-\n", b"\xef\xbb\xbf# coding: utf-8\n"]),
+    body=st.lists(st.one_of(st.sampled_from(_TRICKY_BYTES), st.binary(max_size=6))),
+)
+def test_every_accepted_file_encodes_back_to_its_bytes(head: bytes, body: list[bytes]) -> None:
+    """Whatever the bytes, a file `decode_source` accepts encodes back to exactly them: a fix
+    written back changes nothing but its edits (UTF-8 files are not encoded again to check)."""
+    raw = head + b"".join(body)
+    try:
+        source = decode_source(raw, "x.py")
+    except SourceError:
+        return
+    assert source.encode(source.text) == raw
+
+
 # --------------------------------------------------------------------------- refusals
 
 
