@@ -105,6 +105,68 @@ def test_fast_visit_calls_the_hooks_libcst_calls(path: Path) -> None:
         assert got.log or visitor is _NamedHooks  # the module itself is always visited
 
 
+def _local_visitor(tag: str) -> type[cst.CSTVisitor]:
+    """A visitor class made anew on every call, its hooks closing over `tag`, as the analysis
+    defines its visitors inside functions."""
+
+    class Walk(cst.CSTVisitor):
+        def __init__(self) -> None:
+            super().__init__()
+            self.log: list[tuple[str, str, int]] = []
+
+        def visit_Name(self, node: cst.Name) -> None:
+            self.log.append((tag, "name", id(node)))
+
+        def visit_Call_args(self, node: cst.Call) -> None:
+            self.log.append((tag, "args", id(node)))
+
+        def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+            self.log.append((tag, "def", id(original_node)))
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            self.log.append((tag, "lambda", id(node)))
+            return False
+
+    return Walk
+
+
+def test_fast_visit_calls_each_local_visitor_class_its_own_hooks() -> None:
+    """Every class one `class` statement makes shares the hooks found for the first, but each
+    instance is called with its own class's functions (and so its own closures)."""
+    module = cst.parse_module((FIXTURES / "JLF001" / "axis1.py").read_text(encoding="utf-8"))
+    for tag in ("first", "second", "third"):
+        expected, got = _local_visitor(tag)(), _local_visitor(tag)()
+        libcst_visit(module, expected)
+        fast_visit(module, got)
+        assert got.log == expected.log and {entry[0] for entry in got.log} == {tag}
+        assert {entry[1] for entry in got.log} >= {"name", "args", "def"}
+
+
+def test_linting_a_document_again_and_again_keeps_no_earlier_tree() -> None:
+    """A language server lints every version of an edited document: what it keeps stays the
+    same size. Visitor classes defined inside the analysis's functions (one per call) once kept
+    the hooks found for them, and with them every tree those hooks' closures reached."""
+    import gc
+
+    from jaxloopfix import prefilter
+    from jaxloopfix.analysis import source
+    from jaxloopfix.config import Settings
+    from jaxloopfix.engine import lint_text
+
+    text = (FIXTURES / "JLF001" / "axis1.py").read_text(encoding="utf-8")
+    kept = source._RECENT.chars, prefilter._COLLECTED.chars
+    source.keep_recent(0)  # as the language server does: only the last texts are kept
+    try:
+        alive = []
+        for version in range(6):
+            assert lint_text(text + f"\n# edit {version}\n", "axis1.py", Settings())
+            gc.collect()
+            alive.append(sum(isinstance(o, cst.Module) for o in gc.get_objects()))
+    finally:
+        source._RECENT.chars, prefilter._COLLECTED.chars = kept
+    assert alive[-1] == alive[2], alive
+
+
 def _scope_facts(scope, name: str | None) -> object:
     """What the analysis reads of a scope: its kind and name chain, and for a name the
     bindings `scope[name]` gives (by node identity and position)."""

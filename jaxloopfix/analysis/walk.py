@@ -214,20 +214,77 @@ def _hook(visitor_type: type, name: str):  # type: ignore[no-untyped-def]
     return None if found is None or getattr(found, "_is_no_op", False) else found
 
 
-# Per (visitor class, node class): the hooks libcst's default `on_visit`, `on_leave`,
-# `on_visit_attribute` and `on_leave_attribute` would look up by name on every node, resolved
-# once (None: nothing to call). Where the visitor overrides one of those four methods
-# (`ScopeVisitor.on_leave`), its own method is called instead, as libcst does.
-_HOOKS: dict[tuple[type, type, int], tuple] = {}
+# What libcst's default `on_visit`, `on_leave`, `on_visit_attribute` and `on_leave_attribute`
+# would look up by name on every node, found once per visitor shape, node class and field order:
+# (enter, leave, ((field, enter field, leave field), ...)), each hook the *name* of the visitor's
+# function (None: nothing to call; `_THROUGH_METHOD`: the visitor overrides that dispatching
+# method, which is called as libcst calls it, as `ScopeVisitor.on_leave` is).
+#
+# Plans hold names, not functions: the analysis defines many visitors inside functions, a new
+# class (with closures over that call's trees) on every call. Keyed by such a class, a plan would
+# be found again for each one, and would keep every class and every tree it reached alive for
+# the life of the process (a language server's). A class's functions are looked up by name on
+# the class itself (`_Visitor`), and go with it.
+_TEMPLATES: dict[tuple, tuple] = {}
 _THROUGH_METHOD = object()
-# Whether a visitor class is a read-only `CSTVisitor` (not a transformer), per class.
-_READ_ONLY: dict[type, bool] = {}
+_VISITOR = "_jaxloopfix_visitor"  # a visitor class's own `_Visitor`, in its own `__dict__`
 
 
-def _hooks(visitor_type: type, node: cst.CSTNode) -> tuple:
-    order = _fields(node)
-    key = (visitor_type, type(node), id(order))  # `order` tuples live in `_ORDER`/`_CONDITIONAL` for good
-    found = _HOOKS.get(key)
+class _Visitor:
+    """What `fast_visit` keeps on a visitor class: its shape, and the plans of `_hooks` with
+    the class's own functions in place of the names (per node class where every node of the
+    class visits the same fields, else per node class and field order)."""
+
+    __slots__ = ("libcst", "owner", "plans", "shape", "shaped")
+
+    def __init__(self, owner: type) -> None:
+        self.owner = owner  # a subclass finds its base's `_Visitor` by `getattr`: not its own
+        self.libcst = not issubclass(owner, cst.CSTVisitor)  # a transformer: libcst's own `visit`
+        self.shape = () if self.libcst else _shape(owner)
+        self.plans: dict[type, tuple] = {}
+        self.shaped: dict[tuple[type, int], tuple] = {}
+
+    def plan(self, node: cst.CSTNode) -> tuple:
+        order = _fields(node)
+        key = (type(node), id(order))  # `order` tuples live in `_ORDER`/`_CONDITIONAL` for good
+        found = self.shaped.get(key)
+        if found is None:
+            owner = self.owner
+            enter, leave, fields = _hooks(owner, self.shape, node, order)
+            found = self.shaped[key] = (
+                _function(owner, enter), _function(owner, leave),
+                tuple((name, _function(owner, visit), _function(owner, left)) for name, visit, left in fields),
+            )
+        if _ORDER.get(type(node)) is not None:  # one field order for every node of the class
+            self.plans[type(node)] = found
+        return found
+
+
+def _function(owner: type, hook):  # type: ignore[no-untyped-def]
+    """A plan's hook as `fast_visit` calls it: the class's function of that name."""
+    return hook if hook is None or hook is _THROUGH_METHOD else _hook(owner, hook)
+
+
+def _visitor(visitor_type: type) -> _Visitor:
+    found = _Visitor(visitor_type)
+    setattr(visitor_type, _VISITOR, found)
+    return found
+
+
+def _shape(visitor_type: type) -> tuple:
+    """What decides a visitor class's plans without naming a class defined inside a function:
+    a module-level class itself; for a local one, its place, its bases' shapes and the names
+    its body defines (so every class one `class` statement makes shares one shape)."""
+    if "<locals>" not in visitor_type.__qualname__:
+        return (visitor_type,)
+    names = tuple(sorted(name for name in vars(visitor_type) if name != _VISITOR))
+    bases = tuple(_shape(base) for base in visitor_type.__bases__)
+    return (visitor_type.__module__, visitor_type.__qualname__, bases, names)
+
+
+def _hooks(visitor_type: type, shape: tuple, node: cst.CSTNode, order: tuple[str, ...]) -> tuple:
+    key = (shape, type(node), id(order))
+    found = _TEMPLATES.get(key)
     if found is not None:
         return found
     kind = type(node).__name__
@@ -236,40 +293,33 @@ def _hooks(visitor_type: type, node: cst.CSTNode) -> tuple:
     def resolved(method: str, name: str):  # type: ignore[no-untyped-def]
         if getattr(visitor_type, method) is not getattr(base, method):
             return _THROUGH_METHOD
-        return _hook(visitor_type, name)
+        return name if _hook(visitor_type, name) is not None else None
 
     fields = tuple(
         (field, resolved("on_visit_attribute", f"visit_{kind}_{field}"),
          resolved("on_leave_attribute", f"leave_{kind}_{field}"))
         for field in order
     )
-    plan = _HOOKS[key] = (resolved("on_visit", f"visit_{kind}"), resolved("on_leave", f"leave_{kind}"), fields)
+    plan = _TEMPLATES[key] = (resolved("on_visit", f"visit_{kind}"), resolved("on_leave", f"leave_{kind}"), fields)
     return plan
-
-
-# `_hooks` per (read-only visitor class, node class), for the node classes whose fields are
-# always visited in the same order: one lookup per node.
-_PLANS: dict[tuple[type, type], tuple] = {}
 
 
 def fast_visit(self: cst.CSTNode, visitor):  # type: ignore[no-untyped-def]
     """`CSTNode.visit` for read-only visitors: the same hooks in the same order, no copies.
 
     The `visit_X`, `leave_X`, `visit_X_field` and `leave_X_field` methods libcst's
-    dispatching methods look up are looked up once per visitor and node class (libcst's
+    dispatching methods look up are looked up once per visitor class and node class (libcst's
     no-op stubs skipped); a dispatching method the visitor overrides is called as libcst
     calls it."""
     visitor_type = type(visitor)
-    plan = _PLANS.get((visitor_type, type(self)))
+    kept = getattr(visitor_type, _VISITOR, None)
+    if kept is None or kept.owner is not visitor_type:
+        kept = _visitor(visitor_type)
+    plan = kept.plans.get(type(self))
     if plan is None:
-        read_only = _READ_ONLY.get(visitor_type)
-        if read_only is None:
-            read_only = _READ_ONLY[visitor_type] = issubclass(visitor_type, cst.CSTVisitor)
-        if not read_only:
+        if kept.libcst:
             return _LIBCST_VISIT(self, visitor)
-        plan = _hooks(visitor_type, self)
-        if _ORDER.get(type(self)) is not None:  # one field order for every node of the class
-            _PLANS[(visitor_type, type(self))] = plan
+        plan = kept.plan(self)
     enter, leave, fields = plan
     through = _THROUGH_METHOD
     if enter is None:
