@@ -215,54 +215,62 @@ def _hook(visitor_type: type, name: str):  # type: ignore[no-untyped-def]
 
 
 # What libcst's default `on_visit`, `on_leave`, `on_visit_attribute` and `on_leave_attribute`
-# would look up by name on every node, found once per visitor shape, node class and field order:
-# (enter, leave, ((field, enter field, leave field), ...)), each hook the *name* of the visitor's
-# function (None: nothing to call; `_THROUGH_METHOD`: the visitor overrides that dispatching
-# method, which is called as libcst calls it, as `ScopeVisitor.on_leave` is).
+# would look up by name on every node, found once per visitor shape (`_shape`), node class and
+# field order: (enter, leave, ((field, enter field, leave field), ...)), each hook the *name* of
+# the visitor's function (None: nothing to call; `_THROUGH_METHOD`: the visitor overrides that
+# dispatching method, which is called as libcst calls it, as `ScopeVisitor.on_leave` is).
 #
 # Plans hold names, not functions: the analysis defines many visitors inside functions, a new
 # class (with closures over that call's trees) on every call. Keyed by such a class, a plan would
 # be found again for each one, and would keep every class and every tree it reached alive for
-# the life of the process (a language server's). A class's functions are looked up by name on
-# the class itself (`_Visitor`), and go with it.
-_TEMPLATES: dict[tuple, tuple] = {}
+# the life of the process (a language server's). Every class one `class` statement makes shares
+# its plans; each class's functions are looked up by name on the class (`_Visitor.functions`).
 _THROUGH_METHOD = object()
-_VISITOR = "_jaxloopfix_visitor"  # a visitor class's own `_Visitor`, in its own `__dict__`
+# Per shape: the plans of node classes whose nodes all visit the same fields, and of the others
+# per node class and field order (`order` tuples live in `_ORDER`/`_CONDITIONAL` for good).
+_PLANS: dict[tuple, dict[type, tuple]] = {}
+_SHAPED: dict[tuple, dict[tuple[type, int], tuple]] = {}
+_VISITOR = "_jaxloopfix_visitor"  # a visitor class's `_Visitor`, set on the class
+
+
+class _Functions(dict):
+    """A visitor class's hook functions by name, each looked up once (no-op stubs: `_nothing`)."""
+
+    def __init__(self, owner: type) -> None:
+        super().__init__()
+        self.owner = owner
+
+    def __missing__(self, name: str):  # type: ignore[no-untyped-def]
+        found = self[name] = _hook(self.owner, name) or _nothing
+        return found
+
+
+def _nothing(visitor: object, node: cst.CSTNode) -> None:
+    return None
 
 
 class _Visitor:
-    """What `fast_visit` keeps on a visitor class: its shape, and the plans of `_hooks` with
-    the class's own functions in place of the names (per node class where every node of the
-    class visits the same fields, else per node class and field order)."""
+    """What `fast_visit` keeps on a visitor class: its shape's plans and its own functions."""
 
-    __slots__ = ("libcst", "owner", "plans", "shape", "shaped")
+    __slots__ = ("functions", "libcst", "owner", "plans", "shape", "shaped")
 
     def __init__(self, owner: type) -> None:
         self.owner = owner  # a subclass finds its base's `_Visitor` by `getattr`: not its own
         self.libcst = not issubclass(owner, cst.CSTVisitor)  # a transformer: libcst's own `visit`
         self.shape = () if self.libcst else _shape(owner)
-        self.plans: dict[type, tuple] = {}
-        self.shaped: dict[tuple[type, int], tuple] = {}
+        self.plans = _PLANS.setdefault(self.shape, {}) if not self.libcst else {}
+        self.shaped = _SHAPED.setdefault(self.shape, {}) if not self.libcst else {}
+        self.functions = _Functions(owner)
 
     def plan(self, node: cst.CSTNode) -> tuple:
         order = _fields(node)
-        key = (type(node), id(order))  # `order` tuples live in `_ORDER`/`_CONDITIONAL` for good
+        key = (type(node), id(order))
         found = self.shaped.get(key)
         if found is None:
-            owner = self.owner
-            enter, leave, fields = _hooks(owner, self.shape, node, order)
-            found = self.shaped[key] = (
-                _function(owner, enter), _function(owner, leave),
-                tuple((name, _function(owner, visit), _function(owner, left)) for name, visit, left in fields),
-            )
+            found = self.shaped[key] = _hooks(self.owner, node, order)
         if _ORDER.get(type(node)) is not None:  # one field order for every node of the class
             self.plans[type(node)] = found
         return found
-
-
-def _function(owner: type, hook):  # type: ignore[no-untyped-def]
-    """A plan's hook as `fast_visit` calls it: the class's function of that name."""
-    return hook if hook is None or hook is _THROUGH_METHOD else _hook(owner, hook)
 
 
 def _visitor(visitor_type: type) -> _Visitor:
@@ -282,11 +290,7 @@ def _shape(visitor_type: type) -> tuple:
     return (visitor_type.__module__, visitor_type.__qualname__, bases, names)
 
 
-def _hooks(visitor_type: type, shape: tuple, node: cst.CSTNode, order: tuple[str, ...]) -> tuple:
-    key = (shape, type(node), id(order))
-    found = _TEMPLATES.get(key)
-    if found is not None:
-        return found
+def _hooks(visitor_type: type, node: cst.CSTNode, order: tuple[str, ...]) -> tuple:
     kind = type(node).__name__
     base = cst.CSTVisitor
 
@@ -300,15 +304,14 @@ def _hooks(visitor_type: type, shape: tuple, node: cst.CSTNode, order: tuple[str
          resolved("on_leave_attribute", f"leave_{kind}_{field}"))
         for field in order
     )
-    plan = _TEMPLATES[key] = (resolved("on_visit", f"visit_{kind}"), resolved("on_leave", f"leave_{kind}"), fields)
-    return plan
+    return resolved("on_visit", f"visit_{kind}"), resolved("on_leave", f"leave_{kind}"), fields
 
 
 def fast_visit(self: cst.CSTNode, visitor):  # type: ignore[no-untyped-def]
     """`CSTNode.visit` for read-only visitors: the same hooks in the same order, no copies.
 
     The `visit_X`, `leave_X`, `visit_X_field` and `leave_X_field` methods libcst's
-    dispatching methods look up are looked up once per visitor class and node class (libcst's
+    dispatching methods look up are found once per visitor shape and node class (libcst's
     no-op stubs skipped); a dispatching method the visitor overrides is called as libcst
     calls it."""
     visitor_type = type(visitor)
@@ -322,28 +325,39 @@ def fast_visit(self: cst.CSTNode, visitor):  # type: ignore[no-untyped-def]
         plan = kept.plan(self)
     enter, leave, fields = plan
     through = _THROUGH_METHOD
+    functions = kept.functions
     if enter is None:
         go_on = True
     elif enter is through:
         go_on = visitor.on_visit(self)
     else:
-        go_on = enter(visitor, self) is not False
+        go_on = functions[enter](visitor, self) is not False
     if go_on:
+        kinds = _KIND
         for name, enter_field, leave_field in fields:
             if enter_field is through:
                 visitor.on_visit_attribute(self, name)
             elif enter_field is not None:
-                enter_field(visitor, self)
-            for child in _nodes_in(getattr(self, name)):
-                child.visit(visitor)
+                functions[enter_field](visitor, self)
+            # `_nodes_in`, inline: a child is never a `Module`, the one node class with a `visit` of its own.
+            value = getattr(self, name)
+            kind = kinds.get(type(value))
+            if kind is None:
+                kind = _kind(type(value))
+            if kind == 1:
+                fast_visit(value, visitor)
+            elif kind == 2:
+                for item in value:
+                    if (kinds.get(type(item)) or _kind(type(item))) == 1:
+                        fast_visit(item, visitor)
             if leave_field is through:
                 visitor.on_leave_attribute(self, name)
             elif leave_field is not None:
-                leave_field(visitor, self)
+                functions[leave_field](visitor, self)
     if leave is through:
         visitor.on_leave(self)
     elif leave is not None:
-        leave(visitor, self)
+        functions[leave](visitor, self)
     return self
 
 
