@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import gc
 import inspect
 import logging
 import re
@@ -168,6 +169,10 @@ class JaxLoopFixServer(LanguageServer):
             except Exception:  # noqa: BLE001 - the project's other files must not stop this one's lint
                 logger.exception("following the project of %s failed", path)
                 cached = settings
+            # Following the project linted its other modules here (those the results cache had no
+            # answer for), and their trees are cycles now: collected at once, not by the full
+            # collections the document's next lints would start, each as long as a lint.
+            gc.collect()
             self.traced_settings[path] = cached
         return cached
 
