@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 
+from jaxloopfix.ast_walk import child_nodes, walk
 from jaxloopfix.diagnostics import Edit
 from jaxloopfix.rewrite.edits import line_starts, location_of
 from jaxloopfix.text_memo import TextMemo
@@ -203,7 +204,7 @@ _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
 def _identifiers(node: ast.AST) -> set[str]:
     found: set[str] = set()
-    for inner in ast.walk(node):
+    for inner in walk(node):
         if isinstance(inner, ast.Name):
             found.add(inner.id)
         elif isinstance(inner, ast.Attribute):
@@ -316,7 +317,7 @@ def _own(func: ast.FunctionDef | ast.AsyncFunctionDef) -> _Own:
     nested: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
     callees: set[str] = set()
     roots: set[str | None] = set()
-    work = list(ast.iter_child_nodes(func))
+    work = child_nodes(func)
     while work:
         node = work.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -331,7 +332,7 @@ def _own(func: ast.FunctionDef | ast.AsyncFunctionDef) -> _Own:
             elif isinstance(callee, ast.Attribute):
                 callees.add(callee.attr)
             roots.add(_root_name(callee))
-        work.extend(ast.iter_child_nodes(node))
+        work.extend(child_nodes(node))
     return _Own(loops, tuple(nested), frozenset(callees), frozenset(roots))
 
 
@@ -397,7 +398,7 @@ class _Collected:
         kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Call)
         for index, statement in enumerate(self.tree.body):
             names: set[str] = set()
-            for node in ast.walk(statement):
+            for node in walk(statement):
                 if isinstance(node, kinds):
                     owner[id(node)] = index
                 elif isinstance(node, ast.Name):
@@ -485,7 +486,7 @@ def _collect(text: str) -> _Collected:
     shadows_root = False
     rebinds_globals = False
     name_assigns: list[ast.Assign] = []
-    for node in ast.walk(tree):  # one walk: this pass must stay cheap on big files
+    for node in walk(tree):  # one walk: this pass must stay cheap on big files
         if isinstance(node, ast.Name):
             loaded.add(node.id)
             shadows_root = shadows_root or (node.id in entry_heads and not isinstance(node.ctx, ast.Load))
@@ -617,7 +618,7 @@ def _root_name(node: ast.AST) -> str | None:
 
 
 def _mentions(node: ast.AST, names: frozenset[str]) -> bool:
-    for inner in ast.walk(node):
+    for inner in walk(node):
         if isinstance(inner, ast.Name) and inner.id in names:
             return True
         if isinstance(inner, ast.Attribute) and inner.attr in names:
@@ -666,7 +667,7 @@ def _reach(
             if imported and any(_mentions(arg, imported) for arg in (*call.args, *call.keywords)):
                 possible = True  # `jax.jit(layers.step)`, `lax.scan(step, ...)` with `step` imported
             flows = False
-            for arg in ast.walk(call):
+            for arg in walk(call):
                 if isinstance(arg, ast.Name) and arg.id in functions:
                     work.extend(functions[arg.id])
                 if isinstance(arg, ast.Attribute) and arg.attr in functions:

@@ -141,3 +141,19 @@ def test_only_texts_that_go_on_to_a_lint_keep_their_walk():
     assert plain not in prefilter._COLLECTED
     assert prefilter.scan(traced) is not None
     assert traced in prefilter._COLLECTED
+
+
+def test_the_pre_filter_walks_every_node_ast_walks_in_its_order() -> None:
+    """`ast_walk.walk` and `child_nodes` (the pre-filter's walks, without `ast.walk`'s nested
+    generators) give exactly `ast.walk`'s and `ast.iter_child_nodes`'s nodes, in their order."""
+    import ast
+
+    from jaxloopfix.ast_walk import child_nodes, walk
+
+    sample = ast.parse("x: int = 1\n@d\nclass A(B, metaclass=M):\n    def f(self, *a, k=2, **kw) -> None:\n"
+                       "        return [y async for y in z if y] or {**q} or f'{a!r:>{w}}'\n")
+    for tree in [sample, *(ast.parse(path.read_text(encoding="utf-8")) for path in CORPUS)]:
+        expected = list(ast.walk(tree))
+        assert [id(node) for node in walk(tree)] == [id(node) for node in expected]
+        for node in expected:
+            assert child_nodes(node) == list(ast.iter_child_nodes(node))
