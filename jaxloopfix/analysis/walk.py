@@ -138,7 +138,9 @@ def preorder(
         found: list[cst.CSTNode] = []
         for name in order:
             value = getattr(node, name)
-            value_kind = kinds.get(type(value)) or _kind(type(value))
+            value_kind = kinds.get(type(value))
+            if value_kind is None:  # (not `or`: most fields hold strings, kind 0)
+                value_kind = _kind(type(value))
             if value_kind == 1:
                 found.append(value)  # type: ignore[arg-type]
             elif value_kind == 2:
