@@ -253,7 +253,7 @@ def check_paths(
 
 
 def _context_sources(
-    files: list[Path], settings: Settings, given: list[Path] | None = None, real: dict[Path, Path] | None = None
+    files: list[Path], settings: Settings, given: list[Path] | None = None, real: dict[Path, str] | None = None
 ) -> dict[Path, SourceFile]:
     """The readable other files of the projects `files` belong to; unreadable ones are left out silently."""
     from jaxloopfix.project_context import context_files

@@ -155,10 +155,14 @@ class ResultCache:
             found = self._ids[path] = _id(path)
         return found
 
+    def _use(self, path: Path, key: str) -> None:
+        """Keep `path`'s entry `key` when the cache is saved (an entry this run read or wrote)."""
+        self.used.setdefault(self._id(path), set()).add(key)
+
     def get(self, path: Path, key: str) -> Cached | None:
         found = decode_entry(self.entries.get(self._id(path), {}).get(key), str(path))
         if found is not None:
-            self.used.setdefault(self._id(path), set()).add(key)
+            self._use(path, key)
         return found
 
     def words(self, path: Path, key: str) -> bool | None:
@@ -168,12 +172,12 @@ class ResultCache:
         found = entry.get("found") if isinstance(entry, dict) else None
         if not isinstance(found, bool):
             return None
-        self.used.setdefault(self._id(path), set()).add(key)
+        self._use(path, key)
         return found
 
     def put_words(self, path: Path, key: str, found: bool) -> None:
         self.entries.setdefault(self._id(path), {})[key] = {"found": found}
-        self.used.setdefault(self._id(path), set()).add(key)
+        self._use(path, key)
         self.dirty = True
 
     def analysed_entries(self, path: Path) -> dict[str, Any]:
@@ -183,7 +187,7 @@ class ResultCache:
 
     def put(self, path: Path, key: str, result: Cached) -> None:
         self.entries.setdefault(self._id(path), {})[key] = _encode(result)
-        self.used.setdefault(self._id(path), set()).add(key)
+        self._use(path, key)
         self.dirty = True
 
     def save(self) -> None:

@@ -320,7 +320,7 @@ class Discovery:
     files: list[Path] = field(default_factory=list)
     errors: list[FileError] = field(default_factory=list)
     # Each file's path with symlinks resolved (what tells two names of one file apart).
-    real: dict[Path, Path] = field(default_factory=dict)
+    real: dict[Path, str] = field(default_factory=dict)
 
 
 def discover(paths: Sequence[Path | str], settings: Settings, *, leave_out: AbstractSet[str] = frozenset()) -> Discovery:
@@ -342,7 +342,7 @@ def discover(paths: Sequence[Path | str], settings: Settings, *, leave_out: Abst
             seen.add(key)
             path = Path(path)
             result.files.append(path)
-            result.real[path] = Path(key)
+            result.real[path] = key
 
     for given in paths:
         path = Path(given)

@@ -47,7 +47,7 @@ def project_root(path: Path | str, memo: dict[str, Path | None] | None = None) -
 
 
 def context_files(
-    files: Iterable[Path], settings: Settings, given: Iterable[Path] = (), real: Mapping[Path, Path] | None = None
+    files: Iterable[Path], settings: Settings, given: Iterable[Path] = (), real: Mapping[Path, str] | None = None
 ) -> list[Path]:
     """The other Python files of the projects that `files` belong to (excludes and `.gitignore` honoured).
 
@@ -62,6 +62,6 @@ def context_files(
     roots = [root for root in roots if os.path.realpath(root) not in walked]
     if not roots:
         return []
-    have = {str(real[f]) if f in real else os.path.realpath(f) for f in files}
+    have = {real[f] if f in real else os.path.realpath(f) for f in files}
     found = discover(roots, settings, leave_out=have)
     return [p for p in found.files if p.suffix in (".py", ".ipynb")]
