@@ -103,8 +103,9 @@ def check_source(
     `digest` the result carries that digest, for a caller that stores it (see
     `engine.lint_module`).
 
-    With `verify`, only fixes of functions that `jaxloopfix verify` finds equivalent are
-    applied; the others are reported as warnings with the reason.
+    With `verify`, every function with a fix is verified: safe fixes are applied unless
+    `verify` finds a mismatch, unsafe ones (with or without `unsafe`) when it finds the function
+    equivalent; the others are reported as warnings with the reason.
 
     With `write`, changed text is written back atomically; when that is refused
     (the file changed on disk meanwhile) or fails, nothing is written, the error is
@@ -143,9 +144,10 @@ def check_source(
         elif verify is not None:
             from jaxloopfix.verify.gate import gate_fixes
 
-            gate = gate_fixes(source.path, source.text, settings, verify, unsafe=unsafe)
+            gate = gate_fixes(source.path, source.text, settings, verify)
             settings, accept = gate.settings, gate.accept
             result.warnings.extend(gate.notes)
+            unsafe = True  # the gate admits an unsafe fix only when `verify` found its function equivalent
         new_text, remaining, count = fixer(source.text, filename, settings, unsafe=unsafe, accept=accept)
         if new_text == source.text:
             result.diagnostics = remaining
@@ -239,8 +241,9 @@ def check_paths(
         flow, linted = _rounds(sources, settings, workers, cache)
         results.update(linted)
         if fix:
+            candidates = unsafe or verify is not None  # verification may admit unsafe fixes
             to_fix = [
-                p for p in sources if p not in context and any(d.fix_applies(unsafe) for d in results[p].diagnostics)
+                p for p in sources if p not in context and any(d.fix_applies(candidates) for d in results[p].diagnostics)
             ]
             tasks = [
                 _Task(sources[p], flow.settings_for(p, settings), fix=True, unsafe=unsafe, write=write, verify=verify)

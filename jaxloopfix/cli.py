@@ -92,7 +92,7 @@ def main() -> None:
     show_envvar=True,
     help="How to print diagnostics.",
 )
-@click.option("--verify", "verify_fixes", is_flag=True, help="With --fix: apply only fixes that `verify` finds equivalent on JAX.")
+@click.option("--verify", "verify_fixes", is_flag=True, help="With --fix: run every fix on JAX (`verify`); apply safe fixes unless it finds a mismatch, and unsafe fixes it finds equivalent.")
 @click.option("--tune-unroll", is_flag=True, help="With --fix --verify: measure unroll in {1,2,4,8,16} and write the best.")
 @click.option("--exit-zero", is_flag=True, help="Exit with 0 even when diagnostics remain.")
 @click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit with 1 when any fix was applied.")

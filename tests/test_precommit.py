@@ -141,7 +141,8 @@ def _run_hook(project: Path, hook_repo: tuple[Path, str], home: Path, hook: str,
             f"    rev: {sha}\n"
             "    hooks:\n"
             "      - id: jaxloopfix\n"
-            "      - id: jaxloopfix-fix\n",
+            "      - id: jaxloopfix-fix\n"
+            "      - id: jaxloopfix-fix-verified\n",
             encoding="utf-8",
         )
         _git(project, "add", config.name)
@@ -190,6 +191,43 @@ def test_fix_hook_rewrites_then_passes(project, hook_repo, pre_commit_home):
     # The rewritten file also passes the report-only hook.
     check = _run_hook(project, hook_repo, pre_commit_home, "jaxloopfix", "model.py")
     assert check.returncode == 0, _output(check)
+
+
+LSTM = '''\
+import jax
+import jax.numpy as jnp
+
+
+@jax.jit
+def lstm(params, xs):
+    hidden = params["w_h"].shape[0]
+    h = jnp.zeros(xs.shape[1:-1] + (hidden,))
+    c = jnp.zeros(xs.shape[1:-1] + (hidden,))
+    outputs = []
+    for t in range(xs.shape[0]):
+        z = xs[t] @ params["w_x"] + h @ params["w_h"] + params["b"]
+        i, f, g, o = jnp.split(z, 4, axis=-1)
+        c = jax.nn.sigmoid(f) * c + jax.nn.sigmoid(i) * jnp.tanh(g)
+        h = jax.nn.sigmoid(o) * jnp.tanh(c)
+        outputs.append(h)
+    return jnp.stack(outputs)
+'''
+
+
+def test_verified_fix_hook_rewrites_an_lstm_with_dict_parameters(project, hook_repo, pre_commit_home):
+    """The LSTM's fix is unsafe (nothing proves the dict's arrays' dtypes), so `jaxloopfix-fix` leaves
+    it; the verified hook runs loop and rewrite on JAX (its environment installs JAX) and applies it."""
+    model = _add(project, "lstm.py", LSTM)
+    plain = _run_hook(project, hook_repo, pre_commit_home, "jaxloopfix-fix", "lstm.py")
+    assert model.read_text(encoding="utf-8") == LSTM, _output(plain)
+
+    first = _run_hook(project, hook_repo, pre_commit_home, "jaxloopfix-fix-verified", "lstm.py")
+    assert first.returncode == 1, _output(first)
+    fixed = model.read_text(encoding="utf-8")
+    assert "lax.scan" in fixed and "for t in range" not in fixed, _output(first)
+    second = _run_hook(project, hook_repo, pre_commit_home, "jaxloopfix-fix-verified", "lstm.py")
+    assert second.returncode == 0, _output(second)
+    assert model.read_text(encoding="utf-8") == fixed
 
 
 @pytest.mark.parametrize("hook", ["jaxloopfix", "jaxloopfix-fix"])

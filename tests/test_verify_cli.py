@@ -43,8 +43,10 @@ def test_seed_rnn_verifies_through_the_cli(tmp_path, monkeypatch):
     (report,) = json.loads(result.stdout)
     assert report["function"] == "run_rnn"
     assert report["status"] == "equivalent"
-    assert report["input_source"] == "synthesized"
-    assert len(report["cases"]) == 2
+    assert report["input_source"] == "example_inputs()"  # the module's own calls
+    assert [c["label"] for c in report["cases"]] == [
+        "example_inputs[0]", "example_inputs[1]", "example_inputs[0], x64 on, NumPy scalars"
+    ]
     timings = report["timings"]
     for version in ("original", "rewritten"):
         assert timings[version]["compile_s"] > 0 and timings[version]["jaxpr_eqns"] > 0
@@ -164,9 +166,11 @@ def test_verify_checks_unsafe_fixes_without_a_flag(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(main, ["verify", "--no-measure", "--lengths", "4,7", path.name])
     assert result.exit_code == 0, result.output
-    assert f"{path.name}::run_rnn: equivalent (synthesized inputs)" in result.stdout
+    # The module's own `example_inputs()` come before synthesized guesses.
+    assert f"{path.name}::run_rnn: equivalent (example_inputs() inputs)" in result.stdout
     # Which inputs were used, with their shapes, one line per case.
-    assert "inputs T=4: params: {W_h: f32[" in result.stdout and "inputs: f32[4," in result.stdout
+    assert "inputs example_inputs[0]: params: {W_h: f32[4,4], W_x: f32[3,4]" in result.stdout
+    assert "inputs: f32[5,3]" in result.stdout
     safe_only = CliRunner().invoke(main, ["verify", "--safe-only", "--no-measure", path.name])
     assert safe_only.exit_code == 0 and safe_only.stdout == ""
     assert "nothing to verify (no safe fix (`--safe-only`))" in safe_only.stderr
@@ -201,3 +205,22 @@ def test_unverified_says_why(tmp_path, monkeypatch):
     result = CliRunner().invoke(main, ["verify", "--no-measure", path.name])
     assert f"{path.name}::opaque: unverified" in result.stdout, result.output
     assert "no input factory (`--example MODULE:FUNCTION`)" in result.stdout
+
+
+def test_check_fix_verify_applies_verified_unsafe_fixes_without_the_flag(tmp_path, monkeypatch):
+    """`--fix --verify` settles unsafe fixes by running them: the seed RNN's (unsafe, equal on its
+    `example_inputs()`) is applied; a GAE whose carry starts as `0.0` (equal on vectors, raising on
+    `(T, batch)` arrays) is left, with what verify said."""
+    rnn = _copy(tmp_path, "seed_rnn")
+    gae = tmp_path / "gae.py"
+    gae.write_text(
+        "import jax\nimport jax.numpy as jnp\n\n\n@jax.jit\ndef advantages(rewards, values):\n    adv = 0.0\n"
+        "    out = []\n    for t in reversed(range(rewards.shape[0])):\n        adv = rewards[t] - values[t] + 0.9 * adv\n"
+        "        out.append(adv)\n    return jnp.stack(out[::-1])\n"
+    )
+    before = gae.read_text()
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["check", "--no-cache", "--fix", "--verify", rnn.name, gae.name])
+    assert "lax.scan(step, h, inputs)" in rnn.read_text(), result.output
+    assert gae.read_text() == before
+    assert "advantages" in result.output and "with a batch axis" in result.output

@@ -90,12 +90,12 @@ NOT_SAFE = {
     "integer_carry_gets_floats": (
         H + "@jax.jit\ndef f(xs):\n    c = jnp.zeros(xs.shape[1:], dtype=jnp.int32)\n    outs = []\n"
         "    for t in range(xs.shape[0]):\n        c = c + xs[t]\n        outs.append(c)\n    return jnp.stack(outs)\n",
-        "integer dtype",
+        "the dtype of `c + xs[t]` is not known",
     ),
     "scalar_carry_broadcast_by_slices": (
         H + "@jax.jit\ndef f(xs):\n    s = jnp.zeros(())\n    outs = []\n    for t in range(xs.shape[0]):\n"
         "        s = s * 0.5 + xs[t]\n        outs.append(s)\n    return jnp.stack(outs)\n",
-        "0-d",
+        "`s * 0.5 + xs[t]`",
     ),
     "tuple_carry_repacked_as_list": (
         H + "@jax.jit\ndef f(xs):\n    state = (jnp.zeros(3), jnp.zeros(3))\n    for t in range(xs.shape[0]):\n"

@@ -6,11 +6,12 @@ and becomes float32, or starts `(1,)` and broadcasts to `(3,)`, runs as a loop a
 for weak-typed initial values, silently rounds differently) as a scan.
 
 This module infers a small abstract type for the carry's initial value and for each value the
-body assigns to it: a dtype (a concrete name, the default float or int dtype, or a symbolic
-`x.dtype`, with its kind) and a shape (a tuple of symbolic dimensions, or an opaque symbolic
-shape such as `xs.shape[1:]`). A fix is safe only when every assigned value is proven to have
-the initial value's type. The one assumption kept: arrays whose dtype is unknown are real
-(not complex), so the default float dtype absorbs them in any x64 mode.
+body assigns to it: a dtype (`abstract_dtypes.DType`: a dtype written in the code, the dtype of
+an argument as a symbol, or a set of possibilities) and a shape (a tuple of symbolic dimensions,
+or an opaque symbolic shape such as `xs.shape[1:]`). Every dtype result comes from the table
+generated from JAX (`dtype_table.py`), over every dtype the operands may have, weak and strong,
+with x64 off and on. A fix is safe only when every assigned value is proven to have the initial
+value's type.
 """
 
 from __future__ import annotations
@@ -19,13 +20,15 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from jaxloopfix.analysis.abstract_dtypes import (
+    KIND_KEYS, DType, Rejected, Untabled, apply, cast, known, known_operation, named, options, possible, provably_equal, symbol,
+)
+from jaxloopfix.analysis.abstract_dtypes import text as _dtype_text
+from jaxloopfix.analysis.dtype_operations import KEY_OF_NAME, MATRIX_PRODUCTS, REDUCE_TO_SCALAR, RESHAPING, WEAK
 from jaxloopfix.analysis.loops import _is_shape_index
 from jaxloopfix.analysis.names import parameters, statements_storing, stored_names
 from jaxloopfix.analysis.source import ParsedModule, shorten
 
-# "real": an integer or a float (jaxtyping `Real`), never complex.
-KINDS = {"bool": 0, "int": 1, "real": 1.5, "float": 2, "complex": 3}
-REAL_KINDS = ("bool", "int", "real", "float")
 DTYPE_NAMES = {
     "float16": "float", "bfloat16": "float", "float32": "float", "float64": "float",
     "int8": "int", "int16": "int", "int32": "int", "int64": "int",
@@ -35,37 +38,34 @@ DTYPE_NAMES = {
 DTYPE_STRINGS = {
     "f2": "float16", "f4": "float32", "f8": "float64", "i1": "int8", "i2": "int16", "i4": "int32", "i8": "int64",
     "u1": "uint8", "u2": "uint16", "u4": "uint32", "u8": "uint64", "?": "bool", "b1": "bool", "c8": "complex64",
-    "c16": "complex128", "float": "DF", "int": "DI", "complex": "complex128", "float_": "DF", "int_": "DI",
+    "c16": "complex128", "float": "DF", "int": "DI", "complex": "DC", "float_": "DF", "int_": "DI",
+    "complex_": "DC",
 }
-# Elementwise jnp/nn/lax functions that keep shape and a float dtype (ints become floats).
-FLOAT_UNARY = frozenset(
-    {"tanh", "sin", "cos", "tan", "exp", "expm1", "log", "log1p", "sqrt", "rsqrt", "cbrt", "sinh", "cosh",
-     "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "sigmoid", "gelu", "silu", "swish",
-     "softplus", "elu", "celu", "selu", "leaky_relu", "relu6", "hard_tanh", "log_sigmoid", "soft_sign",
-     "hard_sigmoid", "hard_silu", "hard_swish", "erf", "logistic", "exp2", "log2", "log10", "reciprocal",
-     "floor", "ceil", "round", "rint", "trunc", "fix", "degrees", "radians", "deg2rad", "rad2deg", "nan_to_num",
-     "softmax", "log_softmax", "standardize", "normalize", "mish", "sparse_plus", "squareplus", "erfc",
-     "lgamma", "digamma"}
-)
-# Elementwise functions that keep shape and any dtype.
-SAME_UNARY = frozenset({"abs", "absolute", "negative", "positive", "sign", "square", "relu", "stop_gradient",
-                        "clip", "conj", "conjugate", "real_if_close", "copy", "asarray"})
-BINARY = frozenset({"add", "subtract", "multiply", "maximum", "minimum", "power", "fmax", "fmin", "mod",
-                    "remainder", "floor_divide", "arctan2", "hypot", "logaddexp", "copysign", "true_divide",
-                    "divide"})
-REDUCTIONS = frozenset({"sum", "mean", "max", "min", "prod", "std", "var", "norm", "logsumexp", "amax", "amin",
-                        "nansum", "nanmean", "nanmax", "nanmin", "average", "median"})
-FLOAT_REDUCTIONS = frozenset({"mean", "std", "var", "norm", "logsumexp", "nanmean", "average", "median"})
+# jaxtyping's dtype words: the keys an annotated array may hold (weak ones too: a Python scalar
+# passed to a jitted function is a weakly typed array).
+JAXTYPING_KEYS = {
+    "float": KIND_KEYS["float"], "int": KIND_KEYS["int"], "integer": KIND_KEYS["int"],
+    "uint": ("u8", "u16", "u32", "u64"), "sint": ("i8", "i16", "i32", "i64", "wia"), "bool": ("bool",),
+    "real": KIND_KEYS["real"], "complex": KIND_KEYS["complex"], "inexact": KIND_KEYS["float"] + KIND_KEYS["complex"],
+    "num": KIND_KEYS["real"] + KIND_KEYS["complex"],
+}
+# What a static argument annotated or defaulted as a number may be: a Python number (weak) or a
+# NumPy scalar (strong: `np.float64(0.9)` makes a float32 carry float64 with x64 on).
+STATIC_NUMBER_KEYS = {"int": ("wi", "i32", "i64"), "float": ("wf", "f32", "f64")}
+# The loop index: a Python int in the loop, `jnp.arange`'s default int in the scan.
+INDEX_KEYS = ("wi", "i32", "i64")
+# Array methods the carry-type proof evaluates (with no arguments).
+OPERATOR_NAMES = {
+    cst.Add: "add", cst.Subtract: "sub", cst.Multiply: "mul", cst.Divide: "truediv", cst.FloorDivide: "floordiv",
+    cst.Modulo: "mod", cst.Power: "pow", cst.MatrixMultiply: "matmul", cst.BitAnd: "and", cst.BitOr: "or",
+    cst.BitXor: "xor", cst.LeftShift: "lshift", cst.RightShift: "rshift",
+}
+UNARY_OPERATOR_NAMES = {cst.Minus: "neg", cst.Plus: "pos", cst.BitInvert: "invert"}
 CONSTRUCTORS = frozenset({"zeros", "ones", "empty", "full"})
 LIKE = frozenset({"zeros_like", "ones_like", "empty_like", "full_like"})
 SCALAR_MATH = frozenset({"sqrt", "exp", "log", "log2", "log10", "sin", "cos", "tan", "tanh", "pow", "floor", "ceil"})
-
-
-@dataclass(frozen=True)
-class DType:
-    name: str | None  # "float32", "DF" (default float), "DI" (default int), "xs.dtype", or None (unknown)
-    kind: str | None  # "bool", "int", "float", "complex", or None (unknown, assumed real)
-    weak: bool = False
+# Keywords that change neither dtype nor shape.
+HARMLESS_KEYWORDS = frozenset({"approximate"})
 
 
 @dataclass(frozen=True)
@@ -200,6 +200,8 @@ class LoopTypes:
                     env[assigned] = Ty(None, None, why=f"the type of `{assigned}` is not known")
 
     # -- statements ---------------------------------------------------------------------
+    _weak_steps: _WeakSteps | None = None
+
     def _execute(self, small: cst.CSTNode, env: dict[str, Ty], carry: str, initial: Ty) -> None:
         if isinstance(small, cst.Assign):
             value_node = small.value
@@ -219,6 +221,8 @@ class LoopTypes:
             if assigns_carry:
                 raise
             value = Ty(None, None, why=str(why))
+        if self._weak_steps is not None:
+            self._weak_steps.assigned(targets, value, value_node)
         for target in targets:
             self._bind(target, value, env, carry, initial, value_node)
 
@@ -262,13 +266,18 @@ class LoopTypes:
             for x, y in zip(a, b):
                 self._same(x, y, node, carry)
             return
-        if value.dtype is None or value.dtype.name is None:
+        if value.dtype is None or (value.dtype.name is None and value.dtype.domain is None):
             raise Unknown(
                 f"the dtype of `{code}` is not known (annotating the arrays the step reads, e.g. jaxtyping's "
                 "`Float[Array, \"T D\"]`, can prove it)"
             )
-        if value.dtype != initial.dtype:
-            if value.dtype.name == initial.dtype.name and value.dtype.weak != initial.dtype.weak:
+        if not known(value.dtype) and value.dtype.name is None:
+            raise Unknown(
+                f"the dtype of `{code}` is not known: it may be {_dtype_text(value.dtype)} (annotating the arrays "
+                "the step reads, e.g. jaxtyping's `Float[Array, \"T D\"]`, can prove it)"
+            )
+        if not provably_equal(value.dtype, initial.dtype):
+            if value.dtype.weak != initial.dtype.weak and value.dtype.kind == initial.dtype.kind:
                 raise Unknown(f"`{code}` is {'weakly' if value.dtype.weak else 'strongly'} typed")
             raise Unknown(f"`{code}` may have dtype {_dtype_text(value.dtype)}, not {_dtype_text(initial.dtype)}")
         if value.shape is None or value.shape != initial.shape:
@@ -279,7 +288,7 @@ class LoopTypes:
             for item in ty.items[1]:
                 self._require_known(item[1] if ty.items[0] == "dict" else item, what)
             return
-        if ty.dtype is None or ty.dtype.name is None:
+        if ty.dtype is None or not known(ty.dtype):
             raise Unknown(f"the dtype of {what} is not known")
         if ty.dtype.weak:
             raise WeakType(
@@ -305,6 +314,7 @@ class LoopTypes:
             return "unsafe", f"{start} and its type is not known ({why}); `jaxloopfix verify` settles it"
         env: dict[str, Ty] = {c: self._carry_init(c) for c in carries}
         env[name] = initial
+        self._weak_steps = _WeakSteps({name}, _is_zero(init))
         try:
             self._run_block(body, env, "", UNKNOWN)  # the first step: record what it makes of the carry
             after = env.get(name, UNKNOWN)
@@ -318,6 +328,14 @@ class LoopTypes:
             return "unsafe", (
                 f"{start}; `lax.scan` casts it to the step's dtype, which equals the loop only if every step "
                 f"keeps it a 0-d array: cannot prove that ({why}); `jaxloopfix verify` settles it"
+            )
+        finally:
+            weak_steps, self._weak_steps = self._weak_steps, None
+        if weak_steps.found:
+            return "unsafe", (
+                f"{start}; the loop's first step computes `{weak_steps.found[0]}` from it at Python (double) "
+                f"precision, the scan in `{name}`'s dtype, so the results may round differently; "
+                "`jaxloopfix verify` settles it"
             )
         if after.shape is not None and after.shape.dims:
             return "refuse", (
@@ -353,18 +371,21 @@ class LoopTypes:
     def type_of(self, node: cst.BaseExpression, env: dict[str, Ty]) -> Ty:  # noqa: C901
         parsed = self.parsed
         if isinstance(node, cst.Integer):
-            return Ty(DType("weak-int", "int", True), SCALAR)
+            return Ty(named("weak-int"), SCALAR)
         if isinstance(node, cst.Float):
-            return Ty(DType("weak-float", "float", True), SCALAR)
+            return Ty(named("weak-float"), SCALAR)
         if isinstance(node, cst.Imaginary):
-            return Ty(DType("weak-complex", "complex", True), SCALAR)
+            return Ty(named("weak-complex"), SCALAR)
         if isinstance(node, cst.Name):
             return self._name_type(node, env)
         if isinstance(node, cst.UnaryOperation):
-            inner = self.type_of(node.expression, env)
             if isinstance(node.operator, cst.Not):
                 raise Unknown(f"`{shorten(parsed.code(node), 40)}` is a Python boolean")
-            return inner
+            inner = self.type_of(node.expression, env)
+            if inner.items is not None:
+                raise Unknown(f"`{shorten(parsed.code(node), 40)}` negates a Python container")
+            operation = "op:" + UNARY_OPERATOR_NAMES[type(node.operator)]
+            return Ty(self._apply(operation, [inner.dtype], node, [inner.shape]), inner.shape)
         if isinstance(node, cst.BinaryOperation):
             return self._binary(node, env)
         if isinstance(node, (cst.Tuple, cst.List)):
@@ -386,17 +407,16 @@ class LoopTypes:
             if qname.rsplit(".", 1)[-1] in ("inf", "pi", "e", "nan", "euler_gamma", "tau") and qname.startswith(
                 ("jax.numpy.", "numpy.", "math.")
             ):
-                return Ty(DType("weak-float", "float", True), SCALAR)
+                return Ty(named("weak-float"), SCALAR)
             if node.attr.value in ("ndim", "size"):
-                return Ty(DType("weak-int", "int", True), SCALAR)
+                return Ty(named("weak-int"), SCALAR)
             receiver = self.type_of(node.value, env)
-            if node.attr.value in ("real", "imag") and receiver.dtype is not None:
-                if receiver.dtype.kind in REAL_KINDS:
-                    return receiver
-                return Ty(DType(None, "real"), receiver.shape)  # the real part of a complex array
+            if node.attr.value in ("real", "imag") and receiver.items is None:
+                return Ty(self._apply(f"attr:{node.attr.value}", [receiver.dtype], node, [receiver.shape]), receiver.shape)
             if node.attr.value in ("T", "mT") and receiver.shape is not None and receiver.shape.dims is not None:
                 dims = receiver.shape.dims
-                return Ty(receiver.dtype, Shape(dims=tuple(reversed(dims)) if node.attr.value == "T" else dims[:-2] + dims[-2:][::-1]))
+                dtype = self._apply(f"attr:{node.attr.value}", [receiver.dtype], node, [receiver.shape])
+                return Ty(dtype, Shape(dims=tuple(reversed(dims)) if node.attr.value == "T" else dims[:-2] + dims[-2:][::-1]))
             raise Unknown(f"the type of `{shorten(parsed.code(node), 40)}` is not known")
         if isinstance(node, cst.Call):
             return self._call(node, env)
@@ -418,20 +438,22 @@ class LoopTypes:
             array, axis = self.elements[name]
             return self._slice(array, axis, env)
         if name == self.index:
-            # A Python int in the loop, an int32 in the scan: some integer, never weakly typed here.
-            return Ty(DType(None, "int"), SCALAR)
+            # A Python int in the loop, `jnp.arange`'s int in the scan: every step must hold for both.
+            return Ty(_keys(INDEX_KEYS), SCALAR)
         if name in ("True", "False"):
-            return Ty(DType("weak-bool", "bool", True), SCALAR)
+            return Ty(named("bool"), SCALAR)  # a Python bool is strongly typed in JAX
         if name in self.static:
             param = self.params.get(name)
             annotation = param.annotation.annotation if param is not None and param.annotation is not None else None
             default = param.default if param is not None else None
             if default is not None and isinstance(default, cst.UnaryOperation):
                 default = default.expression
-            if (isinstance(annotation, cst.Name) and annotation.value in ("int", "float")) or isinstance(
-                default, (cst.Integer, cst.Float)
-            ):
-                return Ty(DType("weak-num", None, True), SCALAR)  # a static Python number
+            number = annotation.value if isinstance(annotation, cst.Name) and annotation.value in ("int", "float") else None
+            if number is None and isinstance(default, (cst.Integer, cst.Float)):
+                number = "int" if isinstance(default, cst.Integer) else "float"
+            if number is not None:
+                # A Python number, or a NumPy scalar (strongly typed) passed for it.
+                return Ty(_keys(STATIC_NUMBER_KEYS[number] + (("wi",) if number == "float" else ())), SCALAR)
             raise Unknown(f"the static argument `{name}` may be a tuple or an array, not a number")
         if name in self.params:
             assignments = self._function_assignments(name)
@@ -459,9 +481,12 @@ class LoopTypes:
             qname = self.parsed.qualified_name(head) if isinstance(head, (cst.Name, cst.Attribute)) else None
             if qname and qname.startswith("jaxtyping."):
                 short = qname.rsplit(".", 1)[-1].lower()
-                concrete = short if short in DTYPE_NAMES else None
-                kind = DTYPE_NAMES.get(short) or {"float": "float", "int": "int", "integer": "int", "uint": "int",
-                                                   "bool": "bool", "real": "real", "complex": "complex"}.get(short)
+                if short in KEY_OF_NAME:
+                    key = KEY_OF_NAME[short]
+                    weak = {"i32": "wia", "i64": "wia", "f32": "wfa", "f64": "wfa", "c64": "wca", "c128": "wca"}.get(key)
+                    allowed = (key, weak) if weak else (key,)
+                else:
+                    allowed = JAXTYPING_KEYS.get(short)
                 dims = None
                 if len(annotation.slice) == 2 and isinstance(annotation.slice[1].slice, cst.Index):
                     text = annotation.slice[1].slice.value
@@ -470,8 +495,9 @@ class LoopTypes:
                         if all(w.isidentifier() or w.isdigit() for w in words):
                             # Named sizes live in their own namespace: a local `D = 1` is not "D".
                             dims = tuple(w if w.isdigit() else f"jaxtyping:{w}" for w in words)
-                return Ty(DType(concrete or f"{name}.dtype", kind), Shape(dims=dims) if dims is not None else Shape(opaque=f"{name}.shape"))
-        return Ty(DType(f"{name}.dtype", None), Shape(opaque=f"{name}.shape"))
+                dtype = symbol(f"{name}.dtype", None, allowed)
+                return Ty(dtype, Shape(dims=dims) if dims is not None else Shape(opaque=f"{name}.shape"))
+        return Ty(symbol(f"{name}.dtype", None), Shape(opaque=f"{name}.shape"))
 
     def _outer_local(self, name: str) -> Ty:
         if name in self._outer_cache:
@@ -554,7 +580,7 @@ class LoopTypes:
             return self._slice(read[0], read[1], env)
         if isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape":
             if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
-                return Ty(DType("weak-int", "int", True), SCALAR)  # `x.shape[k]`: a Python int
+                return Ty(named("weak-int"), SCALAR)  # `x.shape[k]`: a Python int
         base = self.type_of(node.value, env)
         if base.items is not None and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
             key = node.slice[0].slice.value
@@ -582,15 +608,28 @@ class LoopTypes:
         code = shorten(self.parsed.code(node), 50)
         if left.items is not None or right.items is not None:
             raise Unknown(f"`{code}` combines Python containers")
+        dtype = self._apply("op:" + OPERATOR_NAMES[type(op)], [left.dtype, right.dtype], node, [left.shape, right.shape])
         if isinstance(op, cst.MatrixMultiply):
-            return Ty(_promote(left.dtype, right.dtype, code), _matmul(left.shape, right.shape, code))
-        dtype = _promote(left.dtype, right.dtype, code)
-        if isinstance(op, cst.Divide):
-            dtype = _true_divide(dtype, code)
-        elif isinstance(op, (cst.BitAnd, cst.BitOr, cst.BitXor, cst.LeftShift, cst.RightShift)):
-            if dtype.kind not in ("int", "bool"):
-                raise Unknown(f"`{code}` is a bitwise operation on values of unknown kind")
+            return Ty(dtype, _matmul(left.shape, right.shape, code))
         return Ty(dtype, _broadcast(left.shape, right.shape, code))
+
+    def _apply(self, operation: str, dtypes: list[DType | None], node: cst.CSTNode,
+               shapes: list[Shape | None] | None = None) -> DType:
+        """JAX's result dtype (from the generated table) for operands of these dtypes and shapes
+        (a 0-d operand can give another answer than an array)."""
+        code = shorten(self.parsed.code(node), 50)
+        if not known_operation(operation):
+            raise Unknown(f"the dtype of `{code}` is not known")
+        arguments = [d if d is not None else DType(None, None) for d in dtypes]
+        if self._weak_steps is not None:
+            self._weak_steps.note(operation, arguments, node, code)
+        ranks = [_rank(shape) for shape in shapes] if shapes is not None else None
+        try:
+            return apply(operation, arguments, ranks)
+        except Rejected:
+            raise Unknown(f"JAX rejects `{code}` for every dtype its operands may have") from None
+        except Untabled:
+            raise Unknown(f"the dtype of `{code}` is not known") from None
 
     def _call(self, node: cst.Call, env: dict[str, Ty]) -> Ty:  # noqa: C901
         parsed = self.parsed
@@ -610,13 +649,14 @@ class LoopTypes:
                 and receiver_node.value.attr.value == "at"
             ):
                 return self.type_of(receiver_node.value.value, env)  # `x.at[i].set(v)` keeps x's type
-            if method in REDUCTIONS and not positional and not keywords:
-                return Ty(_reduced_dtype(self._dtype_only(receiver_node, env), method, code), SCALAR)
+            if method in REDUCE_TO_SCALAR and not positional and not keywords:
+                dtype = self._dtype_only(receiver_node, env)
+                return Ty(self._apply(f"method:{method}", [dtype], node), SCALAR)
             receiver = self.type_of(receiver_node, env)
-            if method == "astype" and positional:
-                return Ty(self._dtype_arg(positional[0], env, code), receiver.shape)
-            if method in SAME_UNARY and not positional and not keywords:
-                return receiver
+            if method == "astype" and positional and receiver.items is None:
+                return Ty(cast(self._dtype_arg(positional[0], env, code)), receiver.shape)
+            if not positional and not keywords and receiver.items is None and method not in RESHAPING:
+                return Ty(self._apply(f"method:{method}", [receiver.dtype], node, [receiver.shape]), receiver.shape)
             raise Unknown(f"the type of `{code}` is not known")
         if isinstance(func, cst.Name) and not keywords:
             helper = self._helper(func)
@@ -631,92 +671,106 @@ class LoopTypes:
                 if qname != "builtins.len" and self.type_of(arg, env).shape != SCALAR:
                     raise Unknown(f"the type of `{code}` is not known")
             if qname == "builtins.len":
-                return Ty(DType("weak-int", "int", True), SCALAR)
-            # `math.sqrt(d)` is a Python float; `np.sqrt(d)` a NumPy scalar (not weakly typed).
-            return Ty(DType("weak-float", "float", True) if module == "math" else DType(None, "float"), SCALAR)
-        if not module.startswith(("jax.numpy", "jax.nn", "jax.lax", "jax.scipy.special")) and qname != "jax.numpy.linalg.norm":
+                return Ty(named("weak-int"), SCALAR)
+            # `math.sqrt(d)` is a Python float; `np.sqrt(d)` a NumPy float64 (strongly typed).
+            return Ty(named("weak-float") if module == "math" else named("float64"), SCALAR)
+        if not module.startswith(("jax.numpy", "jax.nn", "jax.lax", "jax.scipy.special")):
             raise Unknown(f"the type of `{code}` is not known")
-        if short in CONSTRUCTORS:
-            if not positional:
-                raise Unknown(f"`{code}` has no shape argument")
-            shape = self._shape_arg(positional[0], env)
-            dtype_node = keywords.get("dtype")
-            if dtype_node is None and len(positional) > (2 if short == "full" else 1):
-                dtype_node = positional[2 if short == "full" else 1]
-            if dtype_node is not None:
-                return Ty(self._dtype_arg(dtype_node, env, code), shape)
-            if short == "full":
-                fill = self.type_of(positional[1], env) if len(positional) > 1 else None
-                if fill is None:
-                    raise Unknown(f"`{code}` has no fill value")
-                return Ty(fill.dtype, shape)  # a Python fill value stays weakly typed
-            return Ty(DType("DF", "float"), shape)
-        if short in LIKE:
+        if short in CONSTRUCTORS and module == "jax.numpy":
+            return self._constructor(short, positional, keywords, env, code)
+        if short in LIKE and module == "jax.numpy":
             if not positional:
                 raise Unknown(f"`{code}` has no argument")
             like = self.type_of(positional[0], env)
-            shape = self._shape_arg(keywords["shape"], env) if "shape" in keywords else like.shape
-            dtype_node = keywords.get("dtype")
-            if dtype_node is None and len(positional) > (2 if short == "full_like" else 1):
-                dtype_node = positional[2 if short == "full_like" else 1]
-            dtype = self._dtype_arg(dtype_node, env, code) if dtype_node is not None else like.dtype
             if like.items is not None:
                 raise Unknown(f"`{code}` takes a container")
-            return Ty(dtype, shape)
-        if short in DTYPE_NAMES and module == "jax.numpy":
-            if len(positional) != 1:
-                raise Unknown(f"the type of `{code}` is not known")
+            shape = self._shape_arg(keywords["shape"], env) if "shape" in keywords else like.shape
+            dtype_node, fill = _dtype_and_fill(positional, keywords, short == "full_like")
+            if dtype_node is not None:
+                return Ty(cast(self._dtype_arg(dtype_node, env, code)), shape)
+            if short == "full_like":
+                if fill is None:
+                    raise Unknown(f"`{code}` has no fill value")
+                filled = self.type_of(fill, env)
+                return Ty(self._apply(f"fn2:{qname}", [like.dtype, filled.dtype], node, [like.shape, filled.shape]), shape)
+            return Ty(self._apply(f"fn1:{qname}", [like.dtype], node, [like.shape]), shape)
+        if short in ("array", "asarray") and "dtype" in keywords and len(positional) == 1:
             inner = self.type_of(positional[0], env)
-            return Ty(DType(short if short != "bool_" else "bool", DTYPE_NAMES[short]), inner.shape)
-        if short in ("array", "asarray") and positional and "dtype" not in keywords and len(positional) == 1:
-            inner = positional[0]
-            if isinstance(inner, (cst.Integer, cst.Float)):
-                return self.type_of(inner, env)  # weakly typed
-            if isinstance(inner, (cst.List, cst.Tuple)):
-                raise Unknown(f"the dtype of `{code}` is not known")
-            if short == "asarray":
-                return self.type_of(inner, env)
-            raise Unknown(f"the type of `{code}` is not known")
-        if short in FLOAT_UNARY and positional:
-            inner = self.type_of(positional[0], env)
-            extra = [a for a in positional[1:]]
-            if extra or set(keywords) - {"axis", "approximate", "negative_slope", "alpha"}:
-                raise Unknown(f"the type of `{code}` is not known")
-            if inner.dtype is None or inner.dtype.kind not in ("float", "complex"):
-                kind = "float" if inner.dtype is not None and inner.dtype.kind in REAL_KINDS else None
-                return Ty(DType(None, kind), inner.shape)  # an integer becomes some float
-            return Ty(inner.dtype, inner.shape)
-        if short in SAME_UNARY and positional:
-            inner = self.type_of(positional[0], env)
-            if short == "clip":
-                for bound in positional[1:] + list(keywords.values()):
-                    other = self.type_of(bound, env)
-                    _promote(inner.dtype, other.dtype, code)
-                    _broadcast(inner.shape, other.shape, code)
-                return inner
-            if len(positional) != 1 or keywords:
-                raise Unknown(f"the type of `{code}` is not known")
-            return inner
-        if short in BINARY and len(positional) == 2 and not keywords:
-            a, b = self.type_of(positional[0], env), self.type_of(positional[1], env)
-            dtype = _promote(a.dtype, b.dtype, code)
-            if short in ("divide", "true_divide"):
-                dtype = _true_divide(dtype, code)
-            return Ty(dtype, _broadcast(a.shape, b.shape, code))
+            return Ty(cast(self._dtype_arg(keywords["dtype"], env, code)), inner.shape)
+        if short == "clip" and module == "jax.numpy":
+            return self._clip(node, positional, keywords, env)
         if short == "where" and len(positional) == 3 and not keywords:
             condition = self.type_of(positional[0], env)
             a, b = self.type_of(positional[1], env), self.type_of(positional[2], env)
             shape = _broadcast(_broadcast(condition.shape, a.shape, code), b.shape, code)
-            return Ty(_promote(a.dtype, b.dtype, code), shape)
-        if short in ("dot", "matmul") and len(positional) == 2 and not keywords:
-            a, b = self.type_of(positional[0], env), self.type_of(positional[1], env)
-            return Ty(_promote(a.dtype, b.dtype, code), _matmul(a.shape, b.shape, code))
-        if short in REDUCTIONS and len(positional) == 1 and not keywords:
-            return Ty(_reduced_dtype(self._dtype_only(positional[0], env), short, code), SCALAR)
-        if short == "vdot" and len(positional) == 2 and not keywords:
+            return Ty(self._apply(f"fn2:{qname}", [a.dtype, b.dtype], node, [a.shape, b.shape]), shape)
+        if set(keywords) - HARMLESS_KEYWORDS:
+            raise Unknown(f"the type of `{code}` is not known")
+        if len(positional) == 1 and known_operation(f"fn1:{qname}"):
+            inner = self.type_of(positional[0], env)
+            if inner.items is not None:
+                raise Unknown(f"`{code}` takes a container")
+            dtype = self._apply(f"fn1:{qname}", [inner.dtype], node, [inner.shape]) if inner.dtype is not None else None
+            if short in REDUCE_TO_SCALAR:
+                return Ty(dtype, SCALAR)
+            if short in RESHAPING:
+                raise Unknown(f"the shape of `{code}` is not known")
+            return Ty(dtype, inner.shape)
+        if len(positional) == 2 and short in REDUCE_TO_SCALAR and known_operation(f"fn2:{qname}"):
             a, b = self._dtype_only(positional[0], env), self._dtype_only(positional[1], env)
-            return Ty(_promote(a, b, code) if a is not None and b is not None else DType(None, None), SCALAR)
+            return Ty(self._apply(f"fn2:{qname}", [a, b], node), SCALAR)
+        if len(positional) == 2 and known_operation(f"fn2:{qname}"):
+            a, b = self.type_of(positional[0], env), self.type_of(positional[1], env)
+            if a.items is not None or b.items is not None:
+                raise Unknown(f"`{code}` takes a container")
+            dtype = self._apply(f"fn2:{qname}", [a.dtype, b.dtype], node, [a.shape, b.shape])
+            if short in REDUCE_TO_SCALAR:
+                return Ty(dtype, SCALAR)
+            if short in MATRIX_PRODUCTS:
+                return Ty(dtype, _matmul(a.shape, b.shape, code))
+            if short in RESHAPING:
+                raise Unknown(f"the shape of `{code}` is not known")
+            return Ty(dtype, _broadcast(a.shape, b.shape, code))
+        if short in REDUCE_TO_SCALAR and len(positional) == 1:
+            return Ty(self._apply(f"fn1:{qname}", [self._dtype_only(positional[0], env)], node), SCALAR)
         raise Unknown(f"the type of `{code}` is not known")
+
+    def _constructor(self, short: str, positional: list, keywords: dict, env: dict[str, Ty], code: str) -> Ty:
+        """`jnp.zeros(shape, dtype)` and its kin: the dtype asked for, strongly typed; without one,
+        the default float (`full`: its fill value's type)."""
+        if not positional and "shape" not in keywords:
+            raise Unknown(f"`{code}` has no shape argument")
+        shape = self._shape_arg(positional[0] if positional else keywords["shape"], env)
+        dtype_node, fill_node = _dtype_and_fill(positional, keywords, short == "full")
+        if dtype_node is not None:
+            return Ty(cast(self._dtype_arg(dtype_node, env, code)), shape)
+        if short == "full":
+            if fill_node is None:
+                raise Unknown(f"`{code}` has no fill value")
+            fill = self.type_of(fill_node, env)
+            if fill.shape != SCALAR:
+                raise Unknown(f"the shape of `{code}` is not known")
+            # A Python fill value gives a weakly typed array.
+            return Ty(self._apply("fn1:jax.numpy.asarray", [fill.dtype], fill_node, [SCALAR]), shape)
+        return Ty(named("DF"), shape)
+
+    def _clip(self, node: cst.Call, positional: list, keywords: dict, env: dict[str, Ty]) -> Ty:
+        """`jnp.clip(x, lo, hi)` is `minimum(maximum(x, lo), hi)`: its bounds promote and broadcast."""
+        code = shorten(self.parsed.code(node), 50)
+        if not positional:
+            raise Unknown(f"the type of `{code}` is not known")
+        lower = keywords.get("min", keywords.get("a_min", positional[1] if len(positional) > 1 else None))
+        upper = keywords.get("max", keywords.get("a_max", positional[2] if len(positional) > 2 else None))
+        if len(positional) > 3 or set(keywords) - {"min", "max", "a_min", "a_max"}:
+            raise Unknown(f"the type of `{code}` is not known")
+        value = self.type_of(positional[0], env)
+        for bound, operation in ((lower, "fn2:jax.numpy.maximum"), (upper, "fn2:jax.numpy.minimum")):
+            if bound is None or (isinstance(bound, cst.Name) and bound.value == "None"):
+                continue
+            limit = self.type_of(bound, env)
+            dtype = self._apply(operation, [value.dtype, limit.dtype], node, [value.shape, limit.shape])
+            value = Ty(dtype, _broadcast(value.shape, limit.shape, code))
+        return value
 
     def _helper(self, name: cst.Name) -> cst.FunctionDef | None:
         """A module-level function of this module that `name` refers to."""
@@ -777,12 +831,14 @@ class LoopTypes:
             return self.type_of(node, env).dtype
         except Unknown:
             pass
-        if isinstance(node, cst.BinaryOperation):
+        if isinstance(node, cst.BinaryOperation) and not isinstance(node.operator, cst.MatrixMultiply):
             a, b = self._dtype_only(node.left, env), self._dtype_only(node.right, env)
             if a is None or b is None:
                 return None
-            dtype = _promote(a, b, "")
-            return _true_divide(dtype, "") if isinstance(node.operator, cst.Divide) else dtype
+            try:
+                return self._apply("op:" + OPERATOR_NAMES[type(node.operator)], [a, b], node)
+            except Unknown:
+                return None
         if isinstance(node, cst.Subscript) and not (
             isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape"
         ):
@@ -875,7 +931,7 @@ class LoopTypes:
             ty = self.type_of(node.value, env)
             if ty.dtype is None:
                 raise Unknown(f"the dtype of `{code}` is not known")
-            return DType(ty.dtype.name, ty.dtype.kind)
+            return ty.dtype
         elif isinstance(node, (cst.Name, cst.Attribute)):
             qname = self.parsed.qualified_name(node) or ""
             short = qname.rsplit(".", 1)[-1]
@@ -885,15 +941,62 @@ class LoopTypes:
                 raise Unknown(f"the dtype `{self.parsed.code(node)}` is not known")
         else:
             raise Unknown(f"the dtype `{shorten(self.parsed.code(node), 30)}` is not known")
-        if name == "DF":
-            return DType("DF", "float")
-        if name == "DI":
-            return DType("DI", "int")
+        if name in ("DF", "DI", "DC"):
+            return named(name)
         if name == "bool_":
             name = "bool"
         if name not in DTYPE_NAMES:
             raise Unknown(f"the dtype `{shorten(self.parsed.code(node), 30)}` is not known")
-        return DType(name, DTYPE_NAMES[name])
+        return named(name)
+
+
+class _WeakSteps:
+    """Operations of a loop's first step on a carry that starts as a Python scalar, all of whose
+    operands are weakly typed: the loop computes them in Python (double precision, or the weak
+    dtype's width), the scan in the carry's dtype after the step, so their results may round
+    differently. Multiplying an exact zero is exact in both."""
+
+    def __init__(self, carry: set[str], zero: bool) -> None:
+        self.derived = set(carry)
+        self.zero = zero
+        self.found: list[str] = []
+
+    def reads(self, node: cst.CSTNode) -> bool:
+        from jaxloopfix.analysis.source import names_in
+
+        return bool(names_in(node) & self.derived)
+
+    def note(self, operation: str, arguments: list[DType], node: cst.CSTNode, code: str) -> None:
+        if not arguments or not all(a.weak for a in arguments) or not self.reads(node):
+            return
+        if self.zero and operation in ("op:mul", "op:neg", "op:pos"):
+            return
+        self.found.append(code)
+
+    def assigned(self, targets: list[cst.BaseExpression], value: Ty, node: cst.BaseExpression) -> None:
+        if value.dtype is not None and value.dtype.weak and self.reads(node):
+            for target in targets:
+                self.derived |= stored_names(target)
+
+
+def _dtype_and_fill(positional: list, keywords: dict, filled: bool) -> tuple:
+    """`jnp.zeros(shape, dtype)`, `jnp.full(shape, fill, dtype)` and their `_like` forms: the
+    dtype argument and the fill value (None when absent)."""
+    fill = keywords.get("fill_value", positional[1] if filled and len(positional) > 1 else None)
+    where = 2 if filled else 1
+    dtype = keywords.get("dtype", positional[where] if len(positional) > where else None)
+    return dtype, fill
+
+
+def _rank(shape: Shape | None) -> str | None:
+    """"0" for a 0-d value, "n" for an array with axes, None when not known."""
+    if shape is None or shape.dims is None:
+        return None
+    return "0" if not shape.dims else "n"
+
+
+def _is_zero(node: cst.BaseExpression) -> bool:
+    return isinstance(node, (cst.Integer, cst.Float)) and float(node.evaluated_value) == 0.0
 
 
 def _join(states: list[dict[str, Ty]]) -> dict[str, Ty]:
@@ -926,69 +1029,11 @@ def _shape_text(shape: Shape | None) -> str:
     return "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
 
 
-def _dtype_text(dtype: DType) -> str:
-    if dtype.name == "DF":
-        return "the default float dtype"
-    if dtype.name == "DI":
-        return "the default int dtype"
-    if dtype.name is not None and dtype.name.startswith("weak-"):
-        return f"a weakly typed Python {dtype.kind or 'number'}"
-    return f"`{dtype.name}`" if dtype.name else "an unknown dtype"
+def _keys(keys: tuple[str, ...]) -> DType:
+    """A nameless dtype that is one of these keys (64-bit ones narrowed with x64 off)."""
+    from jaxloopfix.analysis.dtype_operations import canonical, universe
 
-
-def _promote(a: DType | None, b: DType | None, code: str) -> DType:
-    """JAX's promotion, as far as it is known. Unknown results keep their kind when it is known:
-    the default float dtype later absorbs any real dtype."""
-    if a is None or b is None:
-        return DType(None, None)
-    if a.weak and b.weak:
-        kind = a.kind if KINDS.get(a.kind or "", -1) >= KINDS.get(b.kind or "", -1) else b.kind
-        if a.kind is None or b.kind is None:
-            kind = None
-        return DType(f"weak-{kind or 'num'}", kind, True)
-    if a.weak or b.weak:
-        weak, strong = (a, b) if a.weak else (b, a)
-        if weak.kind == "complex" and strong.kind != "complex":
-            return DType(None, "complex")
-        if strong.name == "DF":
-            return strong
-        if strong.kind is None:
-            if weak.kind in ("bool", "int"):
-                return strong
-            return DType(None, None)  # a float if the array is real, complex if it is complex
-        if weak.kind is None:
-            return strong if strong.kind in ("float", "complex") else DType(None, None)
-        if KINDS[weak.kind] <= KINDS[strong.kind]:
-            return strong
-        return DType(None, weak.kind)
-    if a.name == b.name and a.name is not None:
-        return a
-    for x, y in ((a, b), (b, a)):
-        if x.name == "DF" and y.kind in REAL_KINDS:
-            return x  # the default float dtype is the widest real dtype in either x64 mode
-        if x.name == "DI" and y.kind in ("int", "bool"):
-            return x
-    if a.kind is not None and b.kind is not None:
-        return DType(None, a.kind if KINDS[a.kind] >= KINDS[b.kind] else b.kind)
-    return DType(None, None)
-
-
-def _true_divide(dtype: DType, code: str) -> DType:
-    if dtype.kind in ("float", "complex") or dtype.name == "DF":
-        return dtype
-    if dtype.kind in REAL_KINDS:
-        return DType(None, "float")  # integers divide into a float
-    return DType(None, None)
-
-
-def _reduced_dtype(dtype: DType | None, reduction: str, code: str) -> DType:
-    if dtype is None:
-        return DType(None, None)
-    if reduction in FLOAT_REDUCTIONS and dtype.kind not in ("float", "complex"):
-        return DType(None, "float" if dtype.kind in REAL_KINDS else None)
-    if dtype.kind in ("bool", None) and reduction in ("sum", "prod", "nansum"):
-        return DType(None, None if dtype.kind is None else "int")
-    return DType(dtype.name, dtype.kind)  # a reduction keeps the dtype (never weakly typed)
+    return options(*(frozenset(canonical(k, x64) for k in keys) & frozenset(universe(x64)) for x64 in (False, True)))
 
 
 def _drop_axis(shape: Shape | None, axis: int) -> Shape | None:

@@ -135,7 +135,7 @@ class IndexUseChecker:
                 if isinstance(container, (cst.Tuple, cst.List)):
                     node = container
                     continue
-                result.refusal = f"the loop index `{code}` is put in a Python container"
+                result.refusal = f"the loop index {self._shown(code)} is put in a Python container"
                 return
             if isinstance(parent, cst.Index):
                 element = self.parsed.parent(parent)
@@ -152,7 +152,13 @@ class IndexUseChecker:
                         value = value.value  # `x.at[t].get()`: the array in question is `x`
                     result.maybe_arrays.add(self.parsed.code(value))
                     return
-                result.refusal = f"the loop index `{code}` is used as a Python value"
+                result.refusal = f"the loop index {self._shown(code)} is used as a Python value"
+                return
+            if isinstance(parent, cst.Param):
+                result.refusal = (
+                    f"the loop index {self._shown(code)} is the default of a parameter of a function defined "
+                    "in the step; the scan's step would not bind it"
+                )
                 return
             if isinstance(parent, cst.Slice):
                 result.refusal = (
@@ -178,11 +184,15 @@ class IndexUseChecker:
             if isinstance(parent, cst.Arg):
                 self._argument(parent, code, result, boolean)
                 return
-            result.refusal = f"the loop index `{code}` is used as a Python value"
+            result.refusal = f"the loop index {self._shown(code)} is used as a Python value"
             return
 
+    def _shown(self, code: str) -> str:
+        """`t`, or `t` (through `k`) for a name derived from it."""
+        return f"`{self.index}`" if code == self.index else f"`{self.index}` (through `{code}`)"
+
     def _value_use(self, code: str, result: IndexUse) -> None:
-        shown = f"`{self.index}`" if code == self.index else f"`{self.index}` (through `{code}`)"
+        shown = self._shown(code)
         reason = (
             f"the loop index {shown} is used as a value: in the scan it is a traced int32, not a Python int, "
             "so integer overflow past 2**31 and dtype promotion with low-precision arrays (bfloat16, int8) "
@@ -194,7 +204,7 @@ class IndexUseChecker:
     def _argument(self, arg: cst.Arg, code: str, result: IndexUse, boolean: bool) -> None:
         call = self.parsed.parent(arg)
         if not isinstance(call, cst.Call):
-            result.refusal = f"the loop index `{code}` is used as a Python value"
+            result.refusal = f"the loop index {self._shown(code)} is used as a Python value"
             return
         func = call.func
         qname = self.parsed.qualified_name(func) if isinstance(func, (cst.Name, cst.Attribute)) else None

@@ -288,6 +288,15 @@ class IterationAnalyzer:
         names = [e.value for e in target.elements]
         if not all(isinstance(n, cst.Name) for n in names):
             return None
+        for array in arrays:
+            if isinstance(array, cst.Call) and self.qname(array.func) == "builtins.range":
+                # A `range` is a Python sequence: `lax.scan` cannot step over it.
+                return Iteration(
+                    "other", code, refusal=(
+                        f"`zip` steps over `{_one_line(self.parsed.code(array))}`, a Python range that `lax.scan` "
+                        "cannot take as `xs`; `enumerate(...)` over the arrays, or `jnp.arange(...)`, gets a fix"
+                    ),
+                )
         backwards = [self._backwards(a) for a in arrays]
         arrays = [b if b is not None else a for a, b in zip(arrays, backwards)]
         iteration = Iteration("zip", code, elements=[(n.value, a) for n, a in zip(names, arrays)])  # type: ignore[union-attr]

@@ -749,24 +749,7 @@ class LoopPlanner:
                         f"the carry `{name}` starts as a {kinds[type(init)]} but the loop assigns a "
                         f"{kinds[type(value)]}; `lax.scan` needs the same pytree structure on every step"
                     )
-        if init is None or not isinstance(init, cst.Call):
-            return self._proven_carry_type(name, init, body, plan, element_names)
-        per_step = {s.param for s in plan.sequences} | set(element_names)
-        per_step_arrays = {self.parsed.code(s.array) for s in plan.sequences}
-        if _integer_array(self.parsed, init):
-            for value in updates:
-                if _may_leave_integers(value, per_step):
-                    return "unsafe", (
-                        f"the carry `{name}` starts with an integer dtype; cannot prove every step keeps it "
-                        "integer (`lax.scan` needs the same dtype on every step)"
-                    )
-        if _zero_dimensional(self.parsed, init):
-            for value in updates:
-                if _broadcasts_per_step(self.parsed, value, per_step, per_step_arrays):
-                    return "unsafe", (
-                        f"the carry `{name}` starts as a 0-d scalar; cannot prove every step keeps it 0-d "
-                        "(adding a per-step slice would broadcast it, which `lax.scan` rejects)"
-                    )
+        # Dtypes and shapes are decided by the proof alone (its dtype rules are JAX's own table).
         return self._proven_carry_type(name, init, body, plan, element_names)
 
     def _proven_carry_type(
@@ -943,80 +926,6 @@ def _index_axis(node: cst.Subscript, index: str) -> int | None:
         else:
             return None
     return axis
-
-
-REDUCTIONS = frozenset(
-    {"sum", "mean", "max", "min", "prod", "dot", "vdot", "norm", "std", "var", "all", "any", "logsumexp",
-     "argmax", "argmin", "median", "trace", "det"}
-)
-
-
-def _integer_array(parsed: ParsedModule, call: cst.Call) -> bool:
-    """`jnp.zeros(..., dtype=jnp.int32)`, `jnp.array(0)`, `jnp.arange(n)`: an integer-typed array."""
-    qname = parsed.qualified_name(call.func) if isinstance(call.func, (cst.Name, cst.Attribute)) else None
-    if qname is None or not qname.startswith("jax.numpy."):
-        return False
-    short = qname.rsplit(".", 1)[-1]
-    for arg in call.args:
-        text = parsed.code(arg.value)
-        if (arg.keyword is not None and arg.keyword.value == "dtype") or short in {"zeros", "ones", "full", "empty"} and arg is not call.args[0]:
-            if any(word in text for word in ("int", "bool")):
-                return True
-    if short in {"array", "asarray"} and call.args and isinstance(call.args[0].value, cst.Integer):
-        return not any(a.keyword is not None and a.keyword.value == "dtype" for a in call.args)
-    if short == "arange" and not any(isinstance(a.value, cst.Float) or a.keyword is not None for a in call.args):
-        return True
-    return short in {"int8", "int16", "int32", "int64", "uint8", "uint32", "bool_"}
-
-
-def _may_leave_integers(value: cst.BaseExpression, per_step: set[str]) -> bool:
-    for node in descendants(value):
-        if isinstance(node, cst.Float) or isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide):
-            return True
-        if isinstance(node, cst.Name) and node.value in per_step:
-            return True
-        if isinstance(node, cst.Subscript):
-            return True  # a read of some array: its dtype is unknown
-    return False
-
-
-def _zero_dimensional(parsed: ParsedModule, call: cst.Call) -> bool:
-    qname = parsed.qualified_name(call.func) if isinstance(call.func, (cst.Name, cst.Attribute)) else None
-    if qname is None or not qname.startswith("jax.numpy."):
-        return False
-    short = qname.rsplit(".", 1)[-1]
-    if not call.args:
-        return False
-    first = call.args[0].value
-    if short in {"zeros", "ones", "empty", "full"}:
-        return isinstance(first, (cst.Tuple, cst.List)) and not first.elements
-    if short in {"array", "asarray", "float32", "float64", "float16", "bfloat16", "int32", "int64"}:
-        return isinstance(first, (cst.Integer, cst.Float)) or (
-            isinstance(first, cst.UnaryOperation) and isinstance(first.expression, (cst.Integer, cst.Float))
-        )
-    return False
-
-
-def _broadcasts_per_step(parsed: ParsedModule, value: cst.BaseExpression, per_step: set[str], arrays: set[str]) -> bool:
-    """Whether a per-step slice reaches the value other than through a reduction."""
-    if isinstance(value, cst.Name):
-        return value.value in per_step
-    if isinstance(value, cst.Subscript):
-        return parsed.code(value.value) in arrays or _broadcasts_per_step(parsed, value.value, per_step, arrays)
-    if isinstance(value, cst.Call):
-        func = value.func
-        short = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-        if short in REDUCTIONS:
-            return False
-        receiver = [func.value] if isinstance(func, cst.Attribute) else []
-        return any(_broadcasts_per_step(parsed, a.value, per_step, arrays) for a in value.args) or any(
-            _broadcasts_per_step(parsed, r, per_step, arrays) for r in receiver if not isinstance(r, cst.Name) or r.value in per_step
-        )
-    if isinstance(value, cst.BinaryOperation):
-        return _broadcasts_per_step(parsed, value.left, per_step, arrays) or _broadcasts_per_step(parsed, value.right, per_step, arrays)
-    if isinstance(value, cst.UnaryOperation):
-        return _broadcasts_per_step(parsed, value.expression, per_step, arrays)
-    return False
 
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from jaxloopfix.analysis.batched_products import batched_product_reason
 from jaxloopfix.analysis.plan import LoopPlan
 from jaxloopfix.diagnostics import Diagnostic, Fix
 from jaxloopfix.rewrite.edits import fix_from_rewrite
@@ -80,6 +81,11 @@ def render_fix(context: FileContext, plan: LoopPlan) -> tuple[Fix | None, str | 
             title += f"; `{name}` stays a list (made from the scan's outputs after the scan)"
         if accumulator.prepend:
             title += f"; `{name}.insert(0, ...)` is built back to front from the scan's outputs"
+    reasons = plan.unsafe_reasons
+    if is_map_only(plan):
+        batched = batched_product_reason(context.parsed, list(plan.loop.body.body))
+        if batched is not None and batched not in reasons:
+            reasons = [*reasons, batched]
     return fix_from_rewrite(
-        context.parsed.text, lambda: renderer(context.parsed, plan, unroll).render().code, title, plan.unsafe_reasons
+        context.parsed.text, lambda: renderer(context.parsed, plan, unroll).render().code, title, reasons
     )

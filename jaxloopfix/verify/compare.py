@@ -3,6 +3,11 @@
 Tolerances depend on the dtype: scan and an unrolled loop reassociate
 floating-point work, so values agree to a few ulps times the trip count, not
 bit for bit. Integer and boolean leaves must match exactly.
+
+Where the values differ by more than the fixed tolerance, `compare_with_reference` decides
+from the numerics instead: both versions are compared with the original run in float64, and
+the rewrite passes when its error is within a small multiple of the loop's own error (summation
+order in a long dot product moves both by the same few ulps).
 """
 
 from __future__ import annotations
@@ -90,3 +95,47 @@ def compare_trees(expected, actual, *, scale: float = 1.0) -> Comparison:
             result.where = f"{where}{list(first)}"
             return result
     return result
+
+
+# The rewrite may be this many times further from the float64 reference than the loop is.
+REFERENCE_FACTOR = 4.0
+
+
+@dataclass
+class ReferenceErrors:
+    """Largest absolute errors of both versions against the float64 reference."""
+
+    loop: float
+    rewrite: float
+
+
+def compare_with_reference(expected, actual, reference) -> tuple[Comparison, ReferenceErrors]:
+    """`actual` passes where its error against `reference` is within REFERENCE_FACTOR times
+    `expected`'s (plus the fixed tolerance); structure, shapes and dtypes must already agree."""
+    import jax
+
+    errors = ReferenceErrors(0.0, 0.0)
+    result = Comparison(True)
+    leaves = zip(jax.tree_util.tree_leaves(expected), jax.tree_util.tree_leaves(actual), jax.tree_util.tree_leaves(reference))
+    for e, a, r in leaves:
+        e64, a64, r64 = (np.asarray(x).astype(np.float64) for x in (e, a, r))
+        if e64.shape != r64.shape or not np.issubdtype(np.asarray(e).dtype, np.inexact):
+            continue
+        loop_error, fix_error = np.abs(e64 - r64), np.abs(a64 - r64)
+        finite = np.isfinite(r64) & np.isfinite(e64)
+        loop_error, fix_error = np.where(finite, loop_error, 0.0), np.where(finite, fix_error, 0.0)
+        errors.loop = max(errors.loop, float(loop_error.max(initial=0.0)))
+        errors.rewrite = max(errors.rewrite, float(fix_error.max(initial=0.0)))
+        rtol, atol = TOLERANCES.get(str(np.asarray(e).dtype), (2e-5, 2e-6))
+        # Per leaf: the rewrite's worst error against the loop's worst, relative to the leaf's scale
+        # (the loop's error at any one element may be small by chance).
+        allowed = REFERENCE_FACTOR * float(loop_error.max(initial=0.0)) + atol + rtol * float(np.abs(r64).max(initial=0.0))
+        if float(fix_error.max(initial=0.0)) > allowed:
+            first = tuple(int(i) for i in np.unravel_index(int(np.argmax(fix_error)), fix_error.shape))
+            result.equal = False
+            result.reason = (
+                f"{list(first)}: the rewrite is {fix_error[first]:.3g} from the float64 reference, while the "
+                f"loop's largest error is {float(loop_error.max(initial=0.0)):.3g}"
+            )
+            return result, errors
+    return result, errors

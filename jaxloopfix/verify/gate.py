@@ -73,23 +73,37 @@ def by_name(found: list[tuple[str, dict[str, Any]]]) -> dict[str, str]:
     return statuses
 
 
-def gate_fixes(path: Path, text: str, settings: Settings, options: VerifyOptions, *, unsafe: bool) -> FixGate:
-    verified: set[str] = set()
+def admitted(diagnostic: Diagnostic, status: str | None) -> bool:
+    """A safe fix is proven and goes in unless `verify` saw it differ; an unsafe fix goes in only
+    when `verify` found its function equivalent (verification settles the assumption it names)."""
+    if diagnostic.fix is None:
+        return False
+    if diagnostic.fix.applicability.value == "safe":
+        return status != "mismatch"
+    return status == "equivalent"
+
+
+def gate_fixes(path: Path, text: str, settings: Settings, options: VerifyOptions, *, unsafe: bool = True) -> FixGate:
+    """Verify every function with a fix (unsafe ones too) and admit fixes by `admitted`."""
+    statuses: dict[str, str] = {}
     overrides: list[tuple[str, int]] = []
-    gate = FixGate(accept=lambda d: d.extra.get("function") in verified, settings=settings)
+    gate = FixGate(accept=lambda d: admitted(d, statuses.get(str(d.extra.get("function")))), settings=settings)
     found = verify_file(path, text, settings, options, unsafe=unsafe)
-    statuses = by_name(found)
+    statuses.update(by_name(found))
     for qualified, result in found:
         function = qualified.rsplit(".", 1)[-1]
         gate.results[qualified] = result
         if statuses[function] == "equivalent":
-            verified.add(function)
             choice = (result.get("unroll") or {}).get("choice")
             if isinstance(choice, int) and choice != 1:
                 overrides.append((function, choice))
         else:
             gate.notes.append(
-                FileError(str(path), f"`{qualified}` left unfixed: verify says {result.get('status')}: {result.get('message', '')}")
+                FileError(
+                    str(path),
+                    f"`{qualified}` left unfixed{'' if statuses[function] == 'mismatch' else ' unless its fix is safe'}: "
+                    f"verify says {result.get('status')}: {result.get('message', '')}",
+                )
             )
     if overrides:
         gate.settings = replace(settings, unroll_overrides=tuple(overrides))

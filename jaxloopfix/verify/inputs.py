@@ -38,6 +38,21 @@ class Case:
     args: tuple
     kwargs: dict
     static_argnums: tuple[int, ...] = ()
+    x64: bool = False  # run with jax_enable_x64 on (a family of its own)
+
+
+def x64_family(case: Case) -> Case | None:
+    """`case` with x64 on and each Python float argument passed as a NumPy float64, as callers
+    with x64 on do (`np.float64(0.99)` is strongly typed: it makes a float32 carry float64).
+    None when the case has no Python float to change and x64 would change nothing visible."""
+    import numpy as np
+
+    def numpy(value: Any) -> Any:
+        return np.float64(value) if isinstance(value, float) else value
+
+    args = tuple(numpy(a) for a in case.args)
+    kwargs = {k: numpy(v) for k, v in case.kwargs.items()}
+    return Case(f"{case.label}, x64 on, NumPy scalars", args, kwargs, case.static_argnums, x64=True)
 
 
 class NoInputs(Exception):
@@ -293,6 +308,37 @@ def from_factory(target: str) -> list[Case]:
     return cases
 
 
+MODULE_EXAMPLES = "example_inputs"
+
+
+def from_module_examples(module: Any, function: str) -> list[Case] | None:
+    """The module's own examples: a module-level `example_inputs()` returning `(args, kwargs)`
+    pairs, or `(function_name, args, kwargs)` triples of which those naming `function` are used.
+    These are the calls the module's author wrote down, so they come before synthesized guesses."""
+    factory = getattr(module, MODULE_EXAMPLES, None)
+    if not callable(factory):
+        return None
+    try:
+        produced = factory()
+    except BaseException as exc:
+        raise InputError(f"the module's {MODULE_EXAMPLES}() raised") from exc
+    entries = [produced] if _is_pair(produced) else produced
+    if not isinstance(entries, (list, tuple)):
+        return None
+    pairs = []
+    for entry in entries:
+        if isinstance(entry, tuple) and len(entry) == 3 and isinstance(entry[0], str):
+            if entry[0] == function:
+                pairs.append((entry[1], entry[2]))
+        elif _is_pair(entry):
+            pairs.append(entry)
+    cases = []
+    for i, (args, kwargs) in enumerate(pairs):
+        args = tuple(args)
+        cases.append(Case(f"{MODULE_EXAMPLES}[{i}]", args, dict(kwargs or {}), _static_positions(args)))
+    return cases or None
+
+
 def _is_pair(value: Any) -> bool:
     return (
         isinstance(value, (tuple, list))
@@ -483,9 +529,37 @@ def synthesize(
         if not _fits(fn, required, templates, lengths, errors):
             continue
         if prefer is None or _fits(prefer, required, templates, lengths):
-            return _cases(required, templates, lengths)
-        fallback = fallback or templates
-    return _cases(required, fallback, lengths) if fallback else None
+            return _cases(required, templates, lengths) + _batched_family(fn, required, options, combo, lengths)
+        fallback = fallback or (templates, combo)
+    if fallback is None:
+        return None
+    templates, combo = fallback
+    return _cases(required, templates, lengths) + _batched_family(fn, required, options, combo, lengths)
+
+
+def _batched_family(
+    fn: Callable, params: list[Param], options: list[list[Template]], combo: tuple[int, ...], lengths: list[int]
+) -> list[Case]:
+    """The chosen inputs with one more axis on every array that can take one (a batch axis), when the
+    original accepts them: a rewrite verified only on the lowest ranks says nothing of `(T, batch)`
+    arrays, on which a carry that starts as a Python scalar becomes a vector."""
+    batched = list(combo)
+    for position, (opts, index) in enumerate(zip(options, combo)):
+        chosen = opts[index]
+        if not isinstance(chosen, ArrayT):
+            continue
+        wider = [i for i, t in enumerate(opts) if isinstance(t, ArrayT) and len(t.shape) == len(chosen.shape) + 1]
+        if wider:
+            batched[position] = wider[0]
+    if tuple(batched) == tuple(combo):
+        return []
+    templates = [opts[i] for opts, i in zip(options, batched)]
+    if not _fits(fn, params, templates, lengths):
+        return []
+    cases = _cases(params, templates, lengths[:1])
+    for case in cases:
+        case.label += ", with a batch axis"
+    return cases
 
 
 # ---------------------------------------------------------------- entry point
@@ -508,8 +582,11 @@ def build_cases(
     x64: bool = False,
     prefer: Callable | None = None,
     flips: dict | None = None,
+    module: Any = None,
+    function: str | None = None,
 ) -> tuple[str | None, list[Case]]:
-    """Cases from the first source that yields any: factory, annotations, synthesis. Factory errors raise InputError.
+    """Cases from the first source that yields any: factory, the module's `example_inputs()`,
+    annotations, synthesis. Factory errors raise InputError.
 
     `prefer` (the rewritten function) only breaks ties between synthesized candidates; see `synthesize`.
     `flips` sets boolean parameters away from their defaults (a flag that selects the loop's branch).
@@ -522,6 +599,10 @@ def build_cases(
             raise
         except BaseException as exc:
             raise InputError(f"input factory {factory} raised") from exc
+    if module is not None and function is not None and not flips:
+        examples = from_module_examples(module, function)
+        if examples:
+            return "example_inputs()", examples
     lengths = list(lengths or [5, 9])
     params = _with_flips(parameters(fn, (inputs or {}).get("signature") or []), flips or {})
     try:

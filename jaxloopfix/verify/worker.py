@@ -313,6 +313,47 @@ def describe_inputs(fn: Callable, case) -> str:
     return ", ".join(parts)
 
 
+def _widened(value: Any) -> Any:
+    """Floating leaves as float64 (complex as complex128), the rest as they are."""
+    import jax
+    import jax.numpy as jnp
+
+    def widen(leaf: Any) -> Any:
+        dtype = getattr(leaf, "dtype", None)
+        if dtype is not None and jnp.issubdtype(dtype, jnp.complexfloating):
+            return jnp.asarray(leaf, jnp.complex128)
+        if dtype is not None and jnp.issubdtype(dtype, jnp.floating):
+            return jnp.asarray(leaf, jnp.float64)
+        return leaf
+
+    return jax.tree_util.tree_map(widen, value)
+
+
+def against_reference(original: Callable, case, expected: Any, actual: Any, fixed):
+    """(comparison, errors) judged against the original run in float64, or None when no
+    reference can be computed (the function fails in float64, or its structure differs)."""
+    import jax
+
+    from jaxloopfix.verify.compare import compare_with_reference
+
+    before = jax.config.read("jax_enable_x64")
+    jax.config.update("jax_enable_x64", True)
+    try:
+        reference = jax.block_until_ready(original(*_widened(_fresh(case.args)), **_widened(_fresh(case.kwargs))))
+        reference = jax.tree_util.tree_map(lambda x: __import__("numpy").asarray(x), reference)
+    except Exception:  # noqa: BLE001 - no reference: the fixed tolerance stands
+        return None
+    finally:
+        jax.config.update("jax_enable_x64", before)
+    if jax.tree_util.tree_structure(reference) != jax.tree_util.tree_structure(expected):
+        return None
+    comparison, errors = compare_with_reference(expected, actual, reference)
+    comparison.max_abs, comparison.max_rel, comparison.where = fixed.max_abs, fixed.max_rel, fixed.where
+    note = f"error against a float64 reference: rewrite {errors.rewrite:.3g}, loop {errors.loop:.3g}"
+    comparison.reason = note if comparison.equal else f"{fixed.reason}; {note}"
+    return comparison, {"loop": errors.loop, "rewrite": errors.rewrite}
+
+
 def check_case(original: Callable, rewritten: Callable, case, want_grad: bool) -> dict:
     """Outputs (and gradients) of both versions on one case; raises StepError naming the version that failed."""
     from jaxloopfix.verify.compare import compare_trees
@@ -325,10 +366,15 @@ def check_case(original: Callable, rewritten: Callable, case, want_grad: bool) -
         actual = call(rewritten, case)
     except Exception as exc:
         raise NotEquivalent(case, exc) from exc
+    outputs = compare_trees(expected, actual)
     result = {
-        "label": case.label, "inputs": describe_inputs(original, case), "outputs": compare_trees(expected, actual),
+        "label": case.label, "inputs": describe_inputs(original, case), "outputs": outputs,
         "gradients": None, "gradients_skipped": None,
     }
+    if not outputs.equal and outputs.max_abs == outputs.max_abs and "expected" in outputs.reason:
+        judged = against_reference(original, case, expected, actual, outputs)
+        if judged is not None:
+            result["outputs"], result["reference"] = judged
     if not want_grad:
         result["gradients_skipped"] = "gradients not requested"
         return result
@@ -377,6 +423,36 @@ def _worse(value: float) -> float:
     return math.inf if math.isnan(value) else value
 
 
+@contextlib.contextmanager
+def x64_enabled():
+    """jax_enable_x64 on for the duration, restored after."""
+    import jax
+
+    before = jax.config.read("jax_enable_x64")
+    jax.config.update("jax_enable_x64", True)
+    try:
+        yield
+    finally:
+        jax.config.update("jax_enable_x64", before)
+
+
+def _family_hint(label: str) -> str:
+    """What to do when the rewrite differs only on a family of inputs the user may never pass."""
+    if "x64 on" in label:
+        return (
+            ". With x64 off it is equal; with x64 on (and NumPy scalars for float arguments) promotions "
+            "differ. If the function never runs with x64 on, that family does not concern it"
+        )
+    if "with a batch axis" not in label:
+        return ""
+    return (
+        ". The loop accepts these arrays with a batch axis and the rewrite does not; a carry shaped from the "
+        "inputs (`jnp.zeros(xs.shape[1:])`) instead of a constant keeps both alike. If the function is never "
+        "called with one, give the inputs it is called with (`example_inputs()` in the module, or "
+        "`--example MODULE:FUNCTION`)"
+    )
+
+
 def summarize(result: dict, cases: list[dict]) -> dict:
     """Status, message and worst difference over every comparison made; the first difference decides a mismatch."""
     comparisons = list(_comparisons(cases))
@@ -390,7 +466,7 @@ def summarize(result: dict, cases: list[dict]) -> dict:
     if differing:
         label, part, first = differing[0]
         result["status"] = "mismatch"
-        result["message"] = f"{label} {part}: {first.reason}"
+        result["message"] = f"{label} {part}: {first.reason}" + _family_hint(label)
         result["where"] = f"{label} {part} {first.where}".strip()
         return result
     result["status"] = "equivalent"
@@ -399,6 +475,12 @@ def summarize(result: dict, cases: list[dict]) -> dict:
     message = f"equal on {len(cases)} case(s) ({', '.join(c['label'] for c in cases)}); gradients compared on {graded}"
     if skipped:
         message += f" (skipped: {'; '.join(skipped)})"
+    judged = [c["reference"] for c in cases if c.get("reference")]
+    if judged:
+        message += (
+            f"; {len(judged)} case(s) beyond the fixed tolerance are within the loop's own error against a float64 "
+            f"reference (rewrite {max(j['rewrite'] for j in judged):.3g}, loop {max(j['loop'] for j in judged):.3g})"
+        )
     result["message"] = message
     return result
 
@@ -550,7 +632,7 @@ def covering_cases(job: dict, original: Callable, rewritten: Callable, source, c
         return source, cases, [], {}
     path = job["module_path"]
     missing = uncovered(loops, [lines_run(original, c, path, unwrap) for c in cases])
-    if not missing or source == "factory":
+    if not missing or source in ("factory", "example_inputs()"):
         return source, cases, missing, {}
     for flips in boolean_defaults(original):
         flipped_source, flipped = build(flips)
@@ -572,7 +654,7 @@ def user_files(job: dict) -> UserFiles:
 
 def verify(job: dict) -> dict:
     """Every step of one verification; a failure in user code ends it with status "error" naming the step."""
-    from jaxloopfix.verify.inputs import InputError, NoInputs, build_cases
+    from jaxloopfix.verify.inputs import InputError, NoInputs, build_cases, x64_family
 
     user = user_files(job)
     for entry in reversed(job.get("sys_path") or []):
@@ -601,7 +683,8 @@ def verify(job: dict) -> dict:
 
     def build(flips: dict) -> tuple:
         return build_cases(
-            original, inputs, job.get("lengths") or [5, 9], bool(job.get("x64")), rewritten, flips=flips
+            original, inputs, job.get("lengths") or [5, 9], bool(job.get("x64")), rewritten, flips=flips,
+            module=module, function=function if not job.get("owner") else None,
         )
 
     try:
@@ -640,12 +723,23 @@ def verify(job: dict) -> dict:
     try:
         for case in cases:
             results.append(check_case(original, rewritten, case, bool(job.get("grad", True))))
+        if not job.get("x64"):
+            # x64 is a family of its own: promotions differ (int32 sums become int64, NumPy
+            # scalars float64), and a rewrite proven or verified with x64 off can raise with it on.
+            # An original that itself fails with x64 on leaves the family out.
+            case = x64_family(cases[0])
+            try:
+                with x64_enabled():
+                    results.append(check_case(original, rewritten, case, False))
+            except StepError:
+                pass
     except NotEquivalent as exc:
         result = summarize(empty_result("mismatch", "", source), results)
         result["status"] = "mismatch"
         result["message"] = (
             f"not equivalent for inputs of shape {describe_inputs(original, exc.case)} ({exc.case.label}): "
             f"the original runs and the rewritten function raised {describe(exc.exc, user)}"
+            + _family_hint(exc.case.label)
         )
         return result
     except StepError as exc:
