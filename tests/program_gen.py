@@ -368,6 +368,22 @@ NOT_SAFE_BODIES = {
     "callable_argument": ["c0 = act(c0 * 0.5 + x_t)"],
     "host_callback": ["c0 = c0 * 0.5 + x_t", "jax.debug.print('{c}', c=c0)"],
     "index_overflow": ["c0 = c0.at[(t * 2**30) % 3].add(x_t[0])"],
+    # Dtypes JAX changes where a hand-written rule kept them (issue 28's wrong safe fixes).
+    "int8_sum_widens": ["s = x_t.astype(jnp.int8).sum()", "c0 = c0 + s"],
+    "complex_abs_is_real": ["c0 = jnp.abs(c0 * x_t)"],
+    "int_hypot_is_float": ["c0 = jnp.hypot(c0, x_t.astype(jnp.int32))"],
+    "clip_bound_promotes": ["c0 = jnp.clip(c0 + x_t.astype(jnp.float16), w[0], 1.0)"],
+    "index_promotes_int8": ["c0 = c0 + x_t.astype(jnp.int8) + t"],
+    "python_scalar_rounds_first": ["c0 = c0 * 3.0 + x_t[0]"],
+}
+# The carry's start where it is not `jnp.zeros(w.shape[0])`.
+NOT_SAFE_SETUP = {
+    "int8_sum_widens": "c0 = jnp.zeros((), jnp.int8)",
+    "complex_abs_is_real": "c0 = jnp.ones(w.shape[0], jnp.complex64)",
+    "int_hypot_is_float": "c0 = jnp.zeros(w.shape[0], jnp.int32)",
+    "clip_bound_promotes": "c0 = jnp.zeros(w.shape[0], jnp.float16)",
+    "index_promotes_int8": "c0 = jnp.zeros(w.shape[0], jnp.int8)",
+    "python_scalar_rounds_first": "c0 = 0.1",
 }
 NOT_SAFE_PRELUDE = """\
 import functools
@@ -399,7 +415,7 @@ def not_safe_program(kind: str, axis: int) -> str:
         "",
         "@jax.jit",
         f'def f(xs: Float[Array, {dims}], ys: Float[Array, {dims}], w: Float[Array, "F F"], act=jnp.tanh):',
-        "    c0 = jnp.zeros(w.shape[0])",
+        "    " + NOT_SAFE_SETUP.get(kind, "c0 = jnp.zeros(w.shape[0])"),
         f"    for t in range(xs.shape[{axis}]):",
         *("        " + line for line in body),
         "    return (c0,)",
