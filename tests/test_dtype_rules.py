@@ -236,9 +236,9 @@ def _struct(key, shape, x64):
     weak = key in ("wia", "wfa", "wca")
     names = {"wia": "int64" if x64 else "int32", "wfa": "float64" if x64 else "float32",
              "wca": "complex128" if x64 else "complex64"}
-    from jaxloopfix.analysis.dtype_operations import KEY_OF_NAME
+    from jaxloopfix.analysis.dtype_operations import NAME_OF_KEY
 
-    name = names.get(key) or {v: k for k, v in KEY_OF_NAME.items() if k != "bool_"}[key]
+    name = names.get(key) or NAME_OF_KEY[key]
     return jax.ShapeDtypeStruct(shape, jnp.dtype(name), weak_type=weak)
 
 

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from jaxloopfix.analysis.dtype_operations import KEY_OF_NAME, KIND_OF, WEAK, WEAK_ARRAYS, canonical, universe
+from jaxloopfix.analysis.dtype_operations import KEY_OF_NAME, KIND_OF, NAME_OF_KEY, WEAK, WEAK_ARRAYS, canonical, universe
 
 MODES = (False, True)
 STRONG_OF_WEAK = {
@@ -26,7 +26,7 @@ STRONG_OF_WEAK = {
 # Names of dtypes written in code: their keys in each x64 mode.
 NAMED = {
     "DF": ("f32", "f64"), "DI": ("i32", "i64"), "DC": ("c64", "c128"),
-    "weak-int": ("wi", "wi"), "weak-float": ("wf", "wf"), "weak-complex": ("wc", "wc"), "weak-bool": ("bool", "bool"),
+    "weak-int": ("wi", "wi"), "weak-float": ("wf", "wf"), "weak-complex": ("wc", "wc"),
     **{name: (canonical(key, False), key) for name, key in KEY_OF_NAME.items() if name != "bool_"},
 }
 KIND_KEYS = {
@@ -34,7 +34,7 @@ KIND_KEYS = {
     "float": ("bf16", "f16", "f32", "f64", "wfa"), "complex": ("c64", "c128", "wca"),
 }
 KIND_KEYS["real"] = KIND_KEYS["int"] + KIND_KEYS["float"]
-LONG_NAME = {key: name for name, key in KEY_OF_NAME.items() if name != "bool_"} | {
+LONG_NAME = NAME_OF_KEY | {
     "wi": "Python int", "wf": "Python float", "wc": "Python complex", "wia": "weak int", "wfa": "weak float",
     "wca": "weak complex"}
 
@@ -61,8 +61,23 @@ def symbol(name: str, kind: str | None, allowed: Sequence[str] | None = None) ->
     keys = tuple(allowed) if allowed is not None else (KIND_KEYS[kind] if kind in KIND_KEYS else None)
     if keys is None:
         return DType(name, None, False, None)
-    domain = tuple(frozenset(canonical(k, x64) for k in keys) & frozenset(universe(x64)) for x64 in MODES)
-    return DType(name, kind, False, domain)  # type: ignore[arg-type]
+    return DType(name, kind, False, _domain(keys))
+
+
+def one_of(keys: Sequence[str]) -> DType:
+    """A nameless dtype that is one of these keys (64-bit ones narrowed with x64 off)."""
+    return options(*_domain(keys))
+
+
+def _domain(keys: Sequence[str]) -> tuple[frozenset[str], frozenset[str]]:
+    """The keys with x64 off and on: 64-bit ones narrowed, then kept to what the mode has."""
+    off, on = (frozenset(canonical(k, x64) for k in keys) & frozenset(universe(x64)) for x64 in MODES)
+    return off, on
+
+
+def _strong(key: str, x64: bool) -> str:
+    """The strongly typed dtype of a weak key (a Python float is the default float)."""
+    return STRONG_OF_WEAK[x64].get(key, key)
 
 
 def options(keys_off: frozenset[str], keys_on: frozenset[str]) -> DType:
@@ -70,8 +85,8 @@ def options(keys_off: frozenset[str], keys_on: frozenset[str]) -> DType:
     kinds = {kind_of(k) for k in keys_off | keys_on}
     weak = bool(keys_off | keys_on) and all(is_weak(k) for k in keys_off | keys_on)
     for name, (off, on) in NAMED.items():
-        if keys_off == {off} and keys_on == {on} and name != "weak-bool":
-            return DType(name, KIND_OF[on], on in WEAK)
+        if keys_off == {off} and keys_on == {on}:
+            return named(name)
     return DType(None, kinds.pop() if len(kinds) == 1 else None, weak, (keys_off, keys_on))
 
 
@@ -99,7 +114,7 @@ def possible(dtype: DType, x64: bool) -> frozenset[str]:
         return frozenset({NAMED[dtype.name][x64]})
     keys = dtype.domain[x64] if dtype.domain is not None else everything
     if dtype.name is not None and dtype.name.startswith("strong:"):
-        return frozenset(STRONG_OF_WEAK[x64].get(k, k) for k in keys)
+        return frozenset(_strong(k, x64) for k in keys)
     return keys
 
 
@@ -229,7 +244,7 @@ def apply(operation: str, arguments: Sequence[DType], ranks: Sequence[str | None
         if not is_symbol(argument):
             continue
         base = _base_symbol(argument)
-        for candidate, convert in ((base, lambda k, x64: k), (f"strong:{base}", lambda k, x64: STRONG_OF_WEAK[x64].get(k, k))):
+        for candidate, convert in ((base, lambda k, x64: k), (f"strong:{base}", _strong)):
             if all(r == convert(assignment[base], x64) for x64 in MODES for assignment, r in outcomes[x64]):
                 return DType(candidate, argument.kind, False, argument.domain)
     return options(results[False], results[True])
@@ -238,7 +253,7 @@ def apply(operation: str, arguments: Sequence[DType], ranks: Sequence[str | None
 def _concrete(argument: DType, assignment: dict[str, str], x64: bool) -> str:
     value = assignment[_base_symbol(argument)]
     if argument.name is not None and argument.name.startswith("strong:"):
-        return STRONG_OF_WEAK[x64].get(value, value)
+        return _strong(value, x64)
     return value
 
 
@@ -246,4 +261,4 @@ def cast(dtype: DType) -> DType:
     """`x.astype(d)`, `jnp.zeros(..., dtype=d)`: a strongly typed value of `d`."""
     if is_symbol(dtype):
         return DType("strong:" + _base_symbol(dtype), dtype.kind, False, dtype.domain)
-    return options(*(frozenset(STRONG_OF_WEAK[x64].get(k, k) for k in possible(dtype, x64)) for x64 in MODES))
+    return options(*(frozenset(_strong(k, x64) for k in possible(dtype, x64)) for x64 in MODES))

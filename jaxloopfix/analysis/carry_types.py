@@ -21,20 +21,14 @@ from dataclasses import dataclass
 import libcst as cst
 
 from jaxloopfix.analysis.abstract_dtypes import (
-    KIND_KEYS, DType, Rejected, Untabled, apply, cast, known, known_operation, named, options, possible, provably_equal, symbol,
+    KIND_KEYS, DType, Rejected, Untabled, apply, cast, known, known_operation, named, one_of, provably_equal, symbol,
 )
 from jaxloopfix.analysis.abstract_dtypes import text as _dtype_text
-from jaxloopfix.analysis.dtype_operations import KEY_OF_NAME, MATRIX_PRODUCTS, REDUCE_TO_SCALAR, RESHAPING, WEAK
+from jaxloopfix.analysis.dtype_operations import KEY_OF_NAME, MATRIX_PRODUCTS, REDUCE_TO_SCALAR, RESHAPING
 from jaxloopfix.analysis.loops import _is_shape_index
 from jaxloopfix.analysis.names import parameters, statements_storing, stored_names
-from jaxloopfix.analysis.source import ParsedModule, shorten
+from jaxloopfix.analysis.source import ParsedModule, names_in, shorten
 
-DTYPE_NAMES = {
-    "float16": "float", "bfloat16": "float", "float32": "float", "float64": "float",
-    "int8": "int", "int16": "int", "int32": "int", "int64": "int",
-    "uint8": "int", "uint16": "int", "uint32": "int", "uint64": "int",
-    "bool": "bool", "bool_": "bool", "complex64": "complex", "complex128": "complex",
-}
 DTYPE_STRINGS = {
     "f2": "float16", "f4": "float32", "f8": "float64", "i1": "int8", "i2": "int16", "i4": "int32", "i8": "int64",
     "u1": "uint8", "u2": "uint16", "u4": "uint32", "u8": "uint64", "?": "bool", "b1": "bool", "c8": "complex64",
@@ -49,12 +43,13 @@ JAXTYPING_KEYS = {
     "real": KIND_KEYS["real"], "complex": KIND_KEYS["complex"], "inexact": KIND_KEYS["float"] + KIND_KEYS["complex"],
     "num": KIND_KEYS["real"] + KIND_KEYS["complex"],
 }
-# What a static argument annotated or defaulted as a number may be: a Python number (weak) or a
-# NumPy scalar (strong: `np.float64(0.9)` makes a float32 carry float64 with x64 on).
-STATIC_NUMBER_KEYS = {"int": ("wi", "i32", "i64"), "float": ("wf", "f32", "f64")}
+# What a static argument annotated or defaulted as a number may be: a Python number (weak; an int
+# passed for a float) or a NumPy scalar (strong: `np.float64(0.9)` makes a float32 carry float64
+# with x64 on).
+STATIC_NUMBER_KEYS = {"int": ("wi", "i32", "i64"), "float": ("wf", "wi", "f32", "f64")}
 # The loop index: a Python int in the loop, `jnp.arange`'s default int in the scan.
 INDEX_KEYS = ("wi", "i32", "i64")
-# Array methods the carry-type proof evaluates (with no arguments).
+# Python operators: the table's names for them.
 OPERATOR_NAMES = {
     cst.Add: "add", cst.Subtract: "sub", cst.Multiply: "mul", cst.Divide: "truediv", cst.FloorDivide: "floordiv",
     cst.Modulo: "mod", cst.Power: "pow", cst.MatrixMultiply: "matmul", cst.BitAnd: "and", cst.BitOr: "or",
@@ -439,7 +434,7 @@ class LoopTypes:
             return self._slice(array, axis, env)
         if name == self.index:
             # A Python int in the loop, `jnp.arange`'s int in the scan: every step must hold for both.
-            return Ty(_keys(INDEX_KEYS), SCALAR)
+            return Ty(one_of(INDEX_KEYS), SCALAR)
         if name in ("True", "False"):
             return Ty(named("bool"), SCALAR)  # a Python bool is strongly typed in JAX
         if name in self.static:
@@ -453,7 +448,7 @@ class LoopTypes:
                 number = "int" if isinstance(default, cst.Integer) else "float"
             if number is not None:
                 # A Python number, or a NumPy scalar (strongly typed) passed for it.
-                return Ty(_keys(STATIC_NUMBER_KEYS[number] + (("wi",) if number == "float" else ())), SCALAR)
+                return Ty(one_of(STATIC_NUMBER_KEYS[number]), SCALAR)
             raise Unknown(f"the static argument `{name}` may be a tuple or an array, not a number")
         if name in self.params:
             assignments = self._function_assignments(name)
@@ -945,7 +940,7 @@ class LoopTypes:
             return named(name)
         if name == "bool_":
             name = "bool"
-        if name not in DTYPE_NAMES:
+        if name not in KEY_OF_NAME:
             raise Unknown(f"the dtype `{shorten(self.parsed.code(node), 30)}` is not known")
         return named(name)
 
@@ -962,8 +957,6 @@ class _WeakSteps:
         self.found: list[str] = []
 
     def reads(self, node: cst.CSTNode) -> bool:
-        from jaxloopfix.analysis.source import names_in
-
         return bool(names_in(node) & self.derived)
 
     def note(self, operation: str, arguments: list[DType], node: cst.CSTNode, code: str) -> None:
@@ -1027,13 +1020,6 @@ def _shape_text(shape: Shape | None) -> str:
         return f"`{shape.opaque}`"
     dims = [d.split(":", 1)[-1] for d in shape.dims]  # `jaxtyping:D` is the annotation's `D`
     return "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
-
-
-def _keys(keys: tuple[str, ...]) -> DType:
-    """A nameless dtype that is one of these keys (64-bit ones narrowed with x64 off)."""
-    from jaxloopfix.analysis.dtype_operations import canonical, universe
-
-    return options(*(frozenset(canonical(k, x64) for k in keys) & frozenset(universe(x64)) for x64 in (False, True)))
 
 
 def _drop_axis(shape: Shape | None, axis: int) -> Shape | None:

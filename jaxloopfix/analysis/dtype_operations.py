@@ -23,14 +23,14 @@ KIND_OF = {
     "c64": "complex", "c128": "complex", "wi": "int", "wf": "float", "wc": "complex", "wia": "int",
     "wfa": "float", "wca": "complex",
 }
-SIGNED = frozenset({"i8", "i16", "i32", "i64"})
-
 # Full dtype names (as written in code) and the table's keys.
 KEY_OF_NAME = {
     "bool": "bool", "bool_": "bool", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
     "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64", "bfloat16": "bf16",
     "float16": "f16", "float32": "f32", "float64": "f64", "complex64": "c64", "complex128": "c128",
 }
+# The table's keys and the dtype names JAX gives them.
+NAME_OF_KEY = {key: name for name, key in KEY_OF_NAME.items() if name != "bool_"}
 # A 64-bit dtype asked for with x64 off is its 32-bit counterpart.
 NARROW = {"i64": "i32", "u64": "u32", "f64": "f32", "c128": "c64"}
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from jaxloopfix.analysis.dtype_operations import (
     ATTRIBUTES, BINARY_FUNCTIONS, BINARY_OPERATORS, FUNCTION_MODULES, METHODS, UNARY_FUNCTIONS, UNARY_OPERATORS,
-    WEAK, WEAK_ARRAYS, universe,
+    KEY_OF_NAME, NAME_OF_KEY, WEAK, WEAK_ARRAYS, universe,
 )
 
 OPERATORS: dict[str, Callable] = {
@@ -43,10 +43,7 @@ def _dtype(key: str):  # noqa: ANN202
                      "c": "complex128" if x64 else "complex64"}
     if key in WEAK_ARRAYS:
         return jnp.dtype(weak_defaults[key[1]])
-    names = {"bool": "bool", "bf16": "bfloat16", "f16": "float16", "f32": "float32", "f64": "float64",
-             "c64": "complex64", "c128": "complex128", "i8": "int8", "i16": "int16", "i32": "int32",
-             "i64": "int64", "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64"}
-    return jnp.dtype(names[base])
+    return jnp.dtype(NAME_OF_KEY[base])
 
 
 def _x64() -> bool:
@@ -57,10 +54,7 @@ def _x64() -> bool:
 
 def key_of(dtype, weak: bool) -> str:  # noqa: ANN001
     """The table's name for a JAX result dtype."""
-    names = {"bool": "bool", "bfloat16": "bf16", "float16": "f16", "float32": "f32", "float64": "f64",
-             "complex64": "c64", "complex128": "c128", "int8": "i8", "int16": "i16", "int32": "i32",
-             "int64": "i64", "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64"}
-    name = names.get(str(dtype))
+    name = KEY_OF_NAME.get(str(dtype))
     if name is None:
         return "!"
     x64 = _x64()

@@ -41,10 +41,9 @@ class Case:
     x64: bool = False  # run with jax_enable_x64 on (a family of its own)
 
 
-def x64_family(case: Case) -> Case | None:
+def x64_family(case: Case) -> Case:
     """`case` with x64 on and each Python float argument passed as a NumPy float64, as callers
-    with x64 on do (`np.float64(0.99)` is strongly typed: it makes a float32 carry float64).
-    None when the case has no Python float to change and x64 would change nothing visible."""
+    with x64 on do (`np.float64(0.99)` is strongly typed: it makes a float32 carry float64)."""
     import numpy as np
 
     def numpy(value: Any) -> Any:
@@ -300,11 +299,15 @@ def from_factory(target: str) -> list[Case]:
     pairs = [produced] if _is_pair(produced) else produced
     if not isinstance(pairs, (list, tuple)) or not all(_is_pair(p) for p in pairs):
         raise InputError(f"input factory {target} must return (args, kwargs) or a list of (args, kwargs) pairs")
+    return _from_pairs(pairs, "factory" if len(pairs) == 1 else "factory[{i}]")
+
+
+def _from_pairs(pairs: list, label: str) -> list[Case]:
+    """A case per `(args, kwargs)` pair; `label` may number them (`{i}`)."""
     cases = []
     for i, (args, kwargs) in enumerate(pairs):
         args = tuple(args)
-        label = "factory" if len(pairs) == 1 else f"factory[{i}]"
-        cases.append(Case(label, args, dict(kwargs or {}), _static_positions(args)))
+        cases.append(Case(label.format(i=i), args, dict(kwargs or {}), _static_positions(args)))
     return cases
 
 
@@ -332,11 +335,7 @@ def from_module_examples(module: Any, function: str) -> list[Case] | None:
                 pairs.append((entry[1], entry[2]))
         elif _is_pair(entry):
             pairs.append(entry)
-    cases = []
-    for i, (args, kwargs) in enumerate(pairs):
-        args = tuple(args)
-        cases.append(Case(f"{MODULE_EXAMPLES}[{i}]", args, dict(kwargs or {}), _static_positions(args)))
-    return cases or None
+    return _from_pairs(pairs, MODULE_EXAMPLES + "[{i}]") or None
 
 
 def _is_pair(value: Any) -> bool:

@@ -333,18 +333,16 @@ def against_reference(original: Callable, case, expected: Any, actual: Any, fixe
     """(comparison, errors) judged against the original run in float64, or None when no
     reference can be computed (the function fails in float64, or its structure differs)."""
     import jax
+    import numpy as np
 
     from jaxloopfix.verify.compare import compare_with_reference
 
-    before = jax.config.read("jax_enable_x64")
-    jax.config.update("jax_enable_x64", True)
     try:
-        reference = jax.block_until_ready(original(*_widened(_fresh(case.args)), **_widened(_fresh(case.kwargs))))
-        reference = jax.tree_util.tree_map(lambda x: __import__("numpy").asarray(x), reference)
+        with x64_enabled():
+            reference = jax.block_until_ready(original(*_widened(_fresh(case.args)), **_widened(_fresh(case.kwargs))))
+            reference = jax.tree_util.tree_map(np.asarray, reference)
     except Exception:  # noqa: BLE001 - no reference: the fixed tolerance stands
         return None
-    finally:
-        jax.config.update("jax_enable_x64", before)
     if jax.tree_util.tree_structure(reference) != jax.tree_util.tree_structure(expected):
         return None
     comparison, errors = compare_with_reference(expected, actual, reference)
