@@ -2,7 +2,7 @@
 
 Keys (kebab-case, as in ruff): select, ignore, extend-select, exclude,
 extend-exclude, per-file-ignores, extra-traced-decorators,
-extra-traced-base-classes, min-trip-count, max-file-size.
+extra-traced-base-classes, min-trip-count, max-file-size, unroll, examples, x64.
 """
 
 from __future__ import annotations
@@ -47,6 +47,8 @@ class Settings:
     unroll_overrides: tuple[tuple[str, int], ...] = ()
     # `verify` input factories: "module:function" of the code -> "module:function" returning (args, kwargs).
     examples: tuple[tuple[str, str], ...] = ()
+    # Whether the project runs with jax_enable_x64 (None: look for it; see verify/x64_policy.py).
+    x64: bool | None = None
     project_root: Path | None = None
     # Set per file by the project pass: the file's package and the functions other modules trace.
     site: ModuleSite | None = None
@@ -160,6 +162,7 @@ def settings_from_table(table: dict, root: Path | None, source: Path | None = No
     known = {
         "select", "ignore", "extend-select", "exclude", "extend-exclude", "per-file-ignores",
         "extra-traced-decorators", "extra-traced-base-classes", "min-trip-count", "max-file-size", "unroll", "examples",
+        "x64",
     }
     unknown = set(table) - known
     if unknown:
@@ -201,4 +204,8 @@ def settings_from_table(table: dict, root: Path | None, source: Path | None = No
         if not isinstance(value, dict) or not all(isinstance(v, str) and ":" in v for v in value.values()):
             raise ConfigError('`examples` must be a table of "module:function" = "module:factory"')
         settings = replace(settings, examples=tuple(value.items()))
+    if "x64" in table:
+        if not isinstance(table["x64"], bool):
+            raise ConfigError("`x64` must be true or false (whether the project runs with jax_enable_x64)")
+        settings = replace(settings, x64=table["x64"])
     return settings

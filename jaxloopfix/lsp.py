@@ -5,6 +5,10 @@
 - Code actions: a quick fix per fixable diagnostic ("Rewrite loop with lax.scan"),
   `source.fixAll.jaxloopfix` (every safe fix, as `check --fix` writes it) and
   "Suppress <CODE> on this line" (`# noqa: <CODE>`).
+- An unsafe fix not yet verified equal also gets "Verify with JAX, then apply": the
+  `jaxloopfix.verifyAndApply` command runs `verify` on that function in a child process
+  (see `lsp_verify`), reports work-done progress, and applies the fix only when it verified
+  equal on the text still in the editor.
 - Settings come from the `[tool.jaxloopfix]` table of the document's project,
   looked up once per directory.
 - Nothing a handler does may take the server down: every handler is wrapped, and
@@ -18,15 +22,17 @@ All conversions go through `_LineIndex`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import gc
 import inspect
 import logging
 import re
+import uuid
 from bisect import bisect_right
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, AsyncIterator, Callable
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -35,6 +41,7 @@ from jaxloopfix import __version__
 from jaxloopfix.config import ConfigError, Settings, find_pyproject, load_settings
 from jaxloopfix.diagnostics import Applicability, Diagnostic
 from jaxloopfix.engine import NOQA, ParseError, apply_fixes, lint_text
+from jaxloopfix.lsp_verify import COMMAND, EQUIVALENT, action_title, record, report, verify_off_loop
 
 __all__ = ["JaxLoopFixServer", "server", "start"]
 
@@ -128,6 +135,8 @@ class JaxLoopFixServer(LanguageServer):
         self.last_good: dict[str, _Lint] = {}
         self.pending: dict[str, asyncio.Task[None]] = {}
         self.config_errors_shown: set[str] = set()
+        # (uri, function) of the `verifyAndApply` runs under way: asked again meanwhile, it is not run twice.
+        self.verifying: set[tuple[str, str]] = set()
 
     # -- settings
 
@@ -357,6 +366,32 @@ def _verified_functions(ls: JaxLoopFixServer, uri: str, text: str) -> set[str]:
     return {f for f, status in record.functions(path, text).items() if status == "equivalent"}
 
 
+def _can_verify(ls: JaxLoopFixServer, uri: str, function: str | None) -> bool:
+    """Verify needs a saved `.py` module to import and a client that applies the edit it sends."""
+    workspace = ls.client_capabilities.workspace
+    return (
+        bool(function)
+        and uri.startswith("file:")
+        and uri.endswith(".py")
+        and workspace is not None
+        and bool(workspace.apply_edit)
+    )
+
+
+def _verify_action(
+    ls: JaxLoopFixServer, uri: str, function: str, lsp_diagnostic: types.Diagnostic
+) -> types.CodeAction:
+    """Runs verify first (a command, not an edit): the fix lands only if it verified equal."""
+    _, version, _, _ = ls.document(uri)
+    return types.CodeAction(
+        title=action_title(function),
+        kind=types.CodeActionKind.QuickFix,
+        diagnostics=[lsp_diagnostic],
+        is_preferred=False,
+        command=types.Command(title=action_title(function), command=COMMAND, arguments=[uri, version, function]),
+    )
+
+
 def _wanted(only: list[str] | None, kind: str) -> bool:
     if not only:
         return True
@@ -415,6 +450,9 @@ def code_action(ls: JaxLoopFixServer, params: types.CodeActionParams) -> list[ty
                         edit=types.WorkspaceEdit(changes={uri: edits}),
                     )
                 )
+                function = diagnostic.extra.get("function")
+                if diagnostic.fix.applicability is Applicability.UNSAFE and not equal and _can_verify(ls, uri, function):
+                    actions.append(_verify_action(ls, uri, str(function), lsp_diagnostic))
         for diagnostic in in_range:
             edit = _suppress_edit(diagnostic, index)
             if edit is not None:
@@ -469,6 +507,137 @@ def _suppress_edit(diagnostic: Diagnostic, index: _LineIndex) -> types.TextEdit 
         return types.TextEdit(range=types.Range(start=position, end=position), new_text=f", {diagnostic.code}")
     position = index.position(line_end)
     return types.TextEdit(range=types.Range(start=position, end=position), new_text=f"  # noqa: {diagnostic.code}")
+
+
+# --------------------------------------------------------------------------- verify, then apply
+
+
+def _message(ls: JaxLoopFixServer, kind: types.MessageType, message: str) -> None:
+    ls.window_show_message(types.ShowMessageParams(type=kind, message=message))
+
+
+@contextlib.asynccontextmanager
+async def _progress(ls: JaxLoopFixServer, title: str) -> AsyncIterator[None]:
+    """Work-done progress (begin ... end) around a long run, where the client shows it."""
+    window = ls.client_capabilities.window
+    token: str | None = None
+    if window is not None and window.work_done_progress:
+        token = f"jaxloopfix-verify-{uuid.uuid4().hex}"
+        try:
+            await ls.work_done_progress.create_async(token)
+            ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(title=title, cancellable=False))
+        except Exception:  # noqa: BLE001 - no progress bar is no reason not to verify
+            logger.exception("work-done progress could not start")
+            token = None
+    try:
+        yield
+    finally:
+        if token is not None:
+            ls.work_done_progress.end(token, types.WorkDoneProgressEnd())
+            ls.work_done_progress.tokens.pop(token, None)
+
+
+def _whole_lines_edit(old: str, new: str, index: _LineIndex) -> types.TextEdit:
+    """One edit turning `old` into `new`: the changed lines only, so the editor keeps the rest
+    (cursor, folds) as it was."""
+    start = 0
+    limit = min(len(old), len(new))
+    while start < limit and old[start] == new[start]:
+        start += 1
+    start = old.rfind("\n", 0, start) + 1
+    tail = 0
+    while tail < limit - start and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    end = len(old) - tail
+    if end > 0 and old[end - 1] != "\n":  # the common tail starts mid-line: keep that line in the edit
+        newline = old.find("\n", end)
+        end = len(old) if newline < 0 else newline + 1
+    tail = len(old) - end
+    return types.TextEdit(
+        range=types.Range(start=index.position(start), end=index.position(end)), new_text=new[start : len(new) - tail]
+    )
+
+
+def _function_fix(ls: JaxLoopFixServer, uri: str, text: str, function: str) -> types.TextEdit | None:
+    """The fix of `function`'s loops, made from this text as verify made the rewrite it ran
+    (`verify.targets`: every unsafe fix of that function, fixed until none applies)."""
+    _, _, path, filename = ls.document(uri)
+    settings = ls.lint_settings(path, text)
+    new_text, _, count = apply_fixes(
+        text, filename, settings, unsafe=True, accept=lambda d: d.extra.get("function") == function
+    )
+    if not count or new_text == text:
+        return None
+    return _whole_lines_edit(text, new_text, _LineIndex(text, ls.encoding()))
+
+
+def _workspace_edit(ls: JaxLoopFixServer, uri: str, version: int | None, edit: types.TextEdit) -> types.WorkspaceEdit:
+    """Versioned where the client takes it, so a client whose text moved on refuses the edit."""
+    workspace = ls.client_capabilities.workspace
+    versioned = workspace is not None and workspace.workspace_edit is not None and workspace.workspace_edit.document_changes
+    if versioned and version is not None:
+        document = types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version)
+        return types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(text_document=document, edits=[edit])])
+    return types.WorkspaceEdit(changes={uri: [edit]})
+
+
+def _unchanged(ls: JaxLoopFixServer, uri: str, text: str, version: int | None) -> bool:
+    if uri not in ls.workspace.text_documents:
+        return False
+    now_text, now_version, _, _ = ls.document(uri)
+    return now_text == text and now_version == version
+
+
+async def _apply(ls: JaxLoopFixServer, uri: str, text: str, version: int | None, function: str) -> None:
+    """Send the fix of `function` that verified equal on `text`; say what happened."""
+    edit = _function_fix(ls, uri, text, function)
+    if edit is None:
+        _message(ls, types.MessageType.Warning, f"jaxloopfix: `{function}` verified equal, but it has no fix to apply")
+        return
+    label = f"jaxloopfix: rewrite `{function}` with lax.scan (verified equal)"
+    result = await ls.workspace_apply_edit_async(
+        types.ApplyWorkspaceEditParams(edit=_workspace_edit(ls, uri, version, edit), label=label)
+    )
+    if result.applied:
+        _message(ls, types.MessageType.Info, f"jaxloopfix: `{function}` verified equal on JAX: applied")
+    else:
+        reason = f": {result.failure_reason}" if result.failure_reason else ""
+        _message(ls, types.MessageType.Warning, f"jaxloopfix: `{function}` verified equal, but the editor did not apply the fix{reason}")
+
+
+@server.command(COMMAND)
+@_safe()
+async def verify_and_apply(ls: JaxLoopFixServer, uri: str, version: int | None, function: str) -> None:
+    """Verify `function` of `uri` at `version` with JAX off the event loop; apply its unsafe fix
+    only when it verified equal and the document is still that text."""
+    text, current, path, _ = ls.document(uri)
+    if path is None or uri not in ls.workspace.text_documents:
+        _message(ls, types.MessageType.Warning, "jaxloopfix: verify needs an open file on disk")
+        return
+    if current != version:
+        _message(ls, types.MessageType.Warning, f"jaxloopfix: {path.name} changed since the action was offered; ask again")
+        return
+    key = (uri, function)
+    if key in ls.verifying:
+        _message(ls, types.MessageType.Info, f"jaxloopfix: `{function}` is being verified already")
+        return
+    ls.verifying.add(key)
+    try:
+        async with _progress(ls, f"jaxloopfix: verifying {function}"):
+            verdict = await verify_off_loop(path, text, ls.lint_settings(path, text), function)
+    finally:
+        ls.verifying.discard(key)
+    record(ls.settings_for(path).project_root or path.parent, path, text, verdict)
+    if verdict.status != EQUIVALENT:
+        _message(ls, types.MessageType.Warning, report(verdict, function, path))
+    elif not _unchanged(ls, uri, text, version):
+        _message(
+            ls,
+            types.MessageType.Warning,
+            f"jaxloopfix: `{function}` verified equal, but {path.name} changed during verification: not applied; ask again",
+        )
+    else:
+        await _apply(ls, uri, text, version, function)
 
 
 def start() -> None:

@@ -45,7 +45,7 @@ def test_seed_rnn_verifies_through_the_cli(tmp_path, monkeypatch):
     assert report["status"] == "equivalent"
     assert report["input_source"] == "example_inputs()"  # the module's own calls
     assert [c["label"] for c in report["cases"]] == [
-        "example_inputs[0]", "example_inputs[1]", "example_inputs[0], x64 on, NumPy scalars"
+        "example_inputs[0]", "example_inputs[1]", "example_inputs[0], NumPy scalars", "example_inputs[0], x64 on, NumPy scalars"
     ]
     timings = report["timings"]
     for version in ("original", "rewritten"):

@@ -64,7 +64,11 @@ N_SPEC = {"name": "n", "kind": "static_int", "role": "size"}
 def test_synthesis_skips_candidates_the_original_cannot_trace():
     source, cases = inputs.build_cases(_loop, {"signature": [W_SPEC, XS_SPEC, N_SPEC]}, [5, 9])
     assert source == "synthesized"
-    assert [c.label for c in cases] == ["T=5", "T=9"]
+    assert [c.label for c in cases] == ["T=5", "T=9", "T=5, with a batch axis"]
+    # The loop is batch-polymorphic in `xs` (each row of the result is the loop on that row's
+    # sequence), so a batch of a size unlike the others goes after the time axis; `w` stays.
+    w, xs, n = cases[2].args
+    assert w.shape == (4, 4) and xs.shape == (5, 3, 4)
     w, xs, n = cases[1].args
     assert w.shape == (4, 4) and xs.shape == (9, 4) and n == 4 and xs.dtype == jnp.float32
     assert cases[1].static_argnums == (2,)

@@ -13,6 +13,7 @@ from jaxloopfix.diagnostics import Diagnostic, FileError
 from jaxloopfix.verify.notebook_module import NOTE, write_module
 from jaxloopfix.verify.runner import VerifyOptions, run_target
 from jaxloopfix.verify.targets import collect_targets
+from jaxloopfix.verify.x64_policy import x64_policy
 
 
 @dataclass
@@ -35,6 +36,9 @@ def verify_file(
     progress: Callable[[str], None] | None = None,
 ) -> list[tuple[str, dict[str, Any]]]:
     """(`name` or `Class.name`, worker result) for every function with fixable loops in `path`."""
+    if options.x64_family is None:
+        policy = x64_policy(settings.x64, settings.project_root or path.resolve().parent, settings.exclude)
+        options = replace(options, x64_family=policy.family, x64_evidence=policy.evidence)
     notebook_dir: Path | None = None
     if path.suffix == ".ipynb":
         # Verified as a module of the notebook's imports and definitions (see `notebook_module`);

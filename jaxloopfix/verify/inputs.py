@@ -41,17 +41,58 @@ class Case:
     x64: bool = False  # run with jax_enable_x64 on (a family of its own)
 
 
-def x64_family(case: Case) -> Case:
-    """`case` with x64 on and each Python float argument passed as a NumPy float64, as callers
-    with x64 on do (`np.float64(0.99)` is strongly typed: it makes a float32 carry float64)."""
+def numpy_scalars(case: Case, fn: Callable | None = None, x64: bool = False) -> Case | None:
+    """`case` with each Python float and int argument passed as a NumPy float64 or int64, and the
+    numbers a parameter takes by default passed explicitly the same way, as callers holding NumPy
+    values do: NumPy scalars are strongly typed (`np.float64(0.99)` makes a float16 carry float32,
+    and with x64 on a float32 carry float64; `np.int64(3)` makes an int8 carry int32).
+
+    With `x64`, the case runs with x64 on (a family of its own, always returned); without, None
+    when nothing would change.
+    """
     import numpy as np
 
     def numpy(value: Any) -> Any:
-        return np.float64(value) if isinstance(value, float) else value
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, float):
+            return np.float64(value)
+        if isinstance(value, int):
+            return np.int64(value)
+        return value
 
     args = tuple(numpy(a) for a in case.args)
     kwargs = {k: numpy(v) for k, v in case.kwargs.items()}
-    return Case(f"{case.label}, x64 on, NumPy scalars", args, kwargs, case.static_argnums, x64=True)
+    kwargs.update(_numeric_defaults(fn, case))
+    changed = any(a is not b for a, b in zip(args, case.args)) or kwargs.keys() != case.kwargs.keys() or any(
+        kwargs[k] is not case.kwargs[k] for k in case.kwargs
+    )
+    if not x64 and not changed:
+        return None
+    label = f"{case.label}, x64 on, NumPy scalars" if x64 else f"{case.label}, NumPy scalars"
+    return Case(label, args, kwargs, case.static_argnums, x64=x64)
+
+
+def _numeric_defaults(fn: Callable | None, case: Case) -> dict[str, Any]:
+    """{name: NumPy scalar} for each parameter left at a float or int default by `case`."""
+    import numpy as np
+
+    if fn is None:
+        return {}
+    try:
+        signature = inspect.signature(fn)
+        bound = signature.bind_partial(*case.args, **case.kwargs)
+    except (TypeError, ValueError):
+        return {}
+    out = {}
+    for name, p in signature.parameters.items():
+        if name in bound.arguments or p.kind not in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
+            continue
+        if isinstance(p.default, float):
+            out[name] = np.float64(p.default)
+        elif isinstance(p.default, int) and not isinstance(p.default, bool):
+            out[name] = np.int64(p.default)
+    return out
 
 
 class NoInputs(Exception):
@@ -338,6 +379,24 @@ def from_module_examples(module: Any, function: str) -> list[Case] | None:
     return _from_pairs(pairs, MODULE_EXAMPLES + "[{i}]") or None
 
 
+def caller_examples(module: Any, function: str) -> list[tuple[str, list[Case]]]:
+    """(name, cases) for each other module-level function the module's `example_inputs()` names,
+    in the order it names them: entry points to verify `function` through (see `through_caller`)."""
+    factory = getattr(module, MODULE_EXAMPLES, None)
+    if not callable(factory):
+        return []
+    try:
+        produced = factory()
+    except BaseException as exc:
+        raise InputError(f"the module's {MODULE_EXAMPLES}() raised") from exc
+    grouped: dict[str, list] = {}
+    for entry in produced if isinstance(produced, (list, tuple)) else []:
+        if isinstance(entry, tuple) and len(entry) == 3 and isinstance(entry[0], str) and entry[0] != function:
+            if callable(getattr(module, entry[0], None)):
+                grouped.setdefault(entry[0], []).append((entry[1], entry[2]))
+    return [(name, _from_pairs(pairs, f"{MODULE_EXAMPLES}[{{i}}] through `{name}`")) for name, pairs in grouped.items()]
+
+
 def _is_pair(value: Any) -> bool:
     return (
         isinstance(value, (tuple, list))
@@ -536,29 +595,95 @@ def synthesize(
     return _cases(required, templates, lengths) + _batched_family(fn, required, options, combo, lengths)
 
 
+def _batch_size(lengths: list[int]) -> int:
+    """A batch size unlike every other dimension, so code that mixes it up with one fails instead of passing by coincidence."""
+    return next(b for b in (3, 6, 7, 11, 13) if b != D and b not in lengths)
+
+
+@dataclass(frozen=True)
+class BatchedT(ArrayT):
+    """An array template with a batch axis at `batch_axis`."""
+
+    batch_axis: int = 0
+
+
+def _with_batch(t: ArrayT, batch: int) -> BatchedT:
+    """`t` with a batch axis: after a leading time axis (`(T, B, ...)`, as sequences are stacked), else in front."""
+    shape = tuple(t.shape)
+    timed = [i for i, e in enumerate(shape) if isinstance(e, str) and "T" in e]
+    if timed and timed[0] == 0:
+        return BatchedT(shape[:1] + (batch,) + shape[1:], t.dtype, 1)
+    return BatchedT((batch, *shape), t.dtype, 0)
+
+
+def _acts_as_batch(fn: Callable, params: list[Param], templates: list[Template], case: Case, batch: int) -> bool:
+    """Whether the original treats the batch axis as a batch: its output on the batched inputs holds,
+    along some axis of size `batch`, its output on each element. Inputs it merely broadcasts into
+    something else (a state that grows an axis per step) are not a batch, and say nothing of a fix."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    args_t, kwargs_t = _call_templates(params, templates)
+
+    def element(value: Any, t: Template, b: int) -> Any:
+        return jnp.take(value, b, axis=t.batch_axis) if isinstance(t, BatchedT) else value
+
+    def holds(whole: Any, one: Any, b: int) -> bool:
+        whole, one = np.asarray(whole), np.asarray(one)
+        for axis in range(whole.ndim):
+            if whole.shape[axis] == batch and np.delete(whole.shape, axis).tolist() == list(one.shape):
+                if np.allclose(np.take(whole, b, axis=axis), one, rtol=1e-4, atol=1e-5, equal_nan=True):
+                    return True
+        return False
+
+    try:
+        whole = jax.tree_util.tree_leaves(fn(*case.args, **case.kwargs))
+        if not whole:
+            return False
+        for b in range(batch):
+            args = tuple(element(v, t, b) for v, t in zip(case.args, args_t))
+            kwargs = {k: element(v, kwargs_t[k], b) for k, v in case.kwargs.items()}
+            one = jax.tree_util.tree_leaves(fn(*args, **kwargs))
+            if len(one) != len(whole) or not all(holds(w, o, b) for w, o in zip(whole, one)):
+                return False
+    except Exception:  # noqa: BLE001 - an element the original rejects: not a batch
+        return False
+    return True
+
+
 def _batched_family(
     fn: Callable, params: list[Param], options: list[list[Template]], combo: tuple[int, ...], lengths: list[int]
 ) -> list[Case]:
-    """The chosen inputs with one more axis on every array that can take one (a batch axis), when the
-    original accepts them: a rewrite verified only on the lowest ranks says nothing of `(T, batch)`
-    arrays, on which a carry that starts as a Python scalar becomes a vector."""
-    batched = list(combo)
-    for position, (opts, index) in enumerate(zip(options, combo)):
-        chosen = opts[index]
-        if not isinstance(chosen, ArrayT):
+    """The chosen inputs with a batch axis, when the original accepts them: a rewrite verified only
+    on the lowest ranks says nothing of `(T, batch)` arrays, on which a carry that starts as a
+    Python scalar becomes a vector.
+
+    The batch size differs from every other dimension, and the original must treat the axis as
+    a batch (`_acts_as_batch`). The sequences (arrays with a time axis)
+    take it first, as batched callers pass them beside unbatched weights; failing that, every array.
+    """
+    chosen = [opts[i] for opts, i in zip(options, combo)]
+    batch = _batch_size(lengths)
+    timed = [isinstance(t, ArrayT) and any(isinstance(e, str) and "T" in e for e in t.shape) for t in chosen]
+    variants = [
+        [_with_batch(t, batch) if is_timed else t for t, is_timed in zip(chosen, timed)],
+        [_with_batch(t, batch) if isinstance(t, ArrayT) else t for t in chosen],
+    ]
+    tried: list[list[Template]] = [chosen]
+    for templates in variants:
+        if templates in tried:
             continue
-        wider = [i for i, t in enumerate(opts) if isinstance(t, ArrayT) and len(t.shape) == len(chosen.shape) + 1]
-        if wider:
-            batched[position] = wider[0]
-    if tuple(batched) == tuple(combo):
-        return []
-    templates = [opts[i] for opts, i in zip(options, batched)]
-    if not _fits(fn, params, templates, lengths):
-        return []
-    cases = _cases(params, templates, lengths[:1])
-    for case in cases:
-        case.label += ", with a batch axis"
-    return cases
+        tried.append(templates)
+        if not _fits(fn, params, templates, lengths):
+            continue
+        cases = _cases(params, templates, lengths[:1])
+        if not _acts_as_batch(fn, params, templates, cases[0], batch):
+            continue
+        for case in cases:
+            case.label += ", with a batch axis"
+        return cases
+    return []
 
 
 # ---------------------------------------------------------------- entry point

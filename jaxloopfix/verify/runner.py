@@ -21,6 +21,9 @@ class VerifyOptions:
     tune_unroll: bool = False
     timeout: float = 300.0
     platform: str | None = None
+    # The x64 family's role (x64_policy.REQUIRED/ADVISORY/OFF) and why; None: required.
+    x64_family: str | None = None
+    x64_evidence: str = ""
 
 
 def job_for(target: Target, options: VerifyOptions) -> dict[str, Any]:
@@ -38,6 +41,8 @@ def job_for(target: Target, options: VerifyOptions) -> dict[str, Any]:
         "lengths": list(options.lengths),
         "grad": options.grad,
         "x64": options.x64,
+        "x64_family": options.x64_family or "required",
+        "x64_evidence": options.x64_evidence,
         "measure": options.measure or options.tune_unroll,
         "tune_unroll": options.tune_unroll,
         "platform": options.platform,

@@ -352,14 +352,51 @@ def against_reference(original: Callable, case, expected: Any, actual: Any, fixe
     return comparison, {"loop": errors.loop, "rewrite": errors.rewrite}
 
 
+def raises_under_trace(exc: BaseException) -> bool:
+    """Whether `exc` is JAX refusing a Python value of a tracer (`if x > 0`, `range(n)`, `float(x)`,
+    traced slice bounds): the failure JLF003-JLF006 report and their fixes remove. The function
+    runs without `jit`, where its values are concrete."""
+    import jax
+
+    refusals = tuple(
+        getattr(jax.errors, name)
+        for name in ("ConcretizationTypeError", "TracerBoolConversionError", "TracerIntegerConversionError", "TracerArrayConversionError")
+        if hasattr(jax.errors, name)
+    )
+    if isinstance(exc, refusals):
+        return True
+    return isinstance(exc, IndexError) and "static" in str(exc) and "slice" in str(exc).lower()
+
+
+@contextlib.contextmanager
+def _without_jit():
+    import jax
+
+    with jax.disable_jit():
+        yield
+
+
+def _eager(original: Callable, case, under_jit: BaseException) -> tuple[Any, str]:
+    """The original run without `jit` as the reference for a rewrite that makes it traceable."""
+    try:
+        with _without_jit():
+            expected = call(original, case)
+    except Exception as exc:
+        raise StepError(f"{case.label}: the original function raised without jit too", exc) from exc
+    return expected, f"the original raises {type(under_jit).__name__} under jit; compared with it run without jit"
+
+
 def check_case(original: Callable, rewritten: Callable, case, want_grad: bool) -> dict:
     """Outputs (and gradients) of both versions on one case; raises StepError naming the version that failed."""
     from jaxloopfix.verify.compare import compare_trees
 
+    eager = None
     try:
         expected = call(original, case)
     except Exception as exc:
-        raise StepError(f"{case.label}: the original function raised", exc) from exc
+        if not raises_under_trace(exc):
+            raise StepError(f"{case.label}: the original function raised", exc) from exc
+        expected, eager = _eager(original, case, exc)
     try:
         actual = call(rewritten, case)
     except Exception as exc:
@@ -367,7 +404,7 @@ def check_case(original: Callable, rewritten: Callable, case, want_grad: bool) -
     outputs = compare_trees(expected, actual)
     result = {
         "label": case.label, "inputs": describe_inputs(original, case), "outputs": outputs,
-        "gradients": None, "gradients_skipped": None,
+        "gradients": None, "gradients_skipped": None, "eager": eager,
     }
     if not outputs.equal and outputs.max_abs == outputs.max_abs and "expected" in outputs.reason:
         judged = against_reference(original, case, expected, actual, outputs)
@@ -381,13 +418,23 @@ def check_case(original: Callable, rewritten: Callable, case, want_grad: bool) -
         result["gradients_skipped"] = reason
         return result
     try:
-        expected_grad = gradient(original, case)
+        if eager:
+            with _without_jit():
+                expected_grad = gradient(original, case)
+        else:
+            expected_grad = gradient(original, case)
     except Exception as exc:
         result["gradients_skipped"] = f"the original's gradient raised {type(exc).__name__}: {str(exc)[:300]}"
         return result
     try:
         actual_grad = gradient(rewritten, case)
     except Exception as exc:
+        if eager:
+            # Under jit the original had no gradient either (it did not trace): nothing is lost.
+            result["gradients_skipped"] = (
+                f"the original has no gradient under jit and the rewrite's raised {type(exc).__name__}: {str(exc)[:200]}"
+            )
+            return result
         raise StepError(f"{case.label}: the rewritten function's gradient raised", exc) from exc
     result["gradients"] = compare_trees(expected_grad, actual_grad, scale=10)
     return result
@@ -434,6 +481,40 @@ def x64_enabled():
         jax.config.update("jax_enable_x64", before)
 
 
+def numpy_family_check(original: Callable, rewritten: Callable, case) -> list[dict]:
+    """NumPy scalars for the numbers (see `numpy_scalars`): required, like any case the original accepts;
+    an original that rejects them leaves the family out."""
+    try:
+        return [check_case(original, rewritten, case, False)]
+    except StepError:
+        return []
+
+
+def x64_family_check(original: Callable, rewritten: Callable, case, family: str, user: UserFiles) -> tuple[list[dict], str | None]:
+    """The x64 family: promotions differ (int32 sums become int64, NumPy scalars float64), and a
+    rewrite proven or verified with x64 off can raise with it on (see `x64_policy`).
+
+    Returns (case results to count, advisory note). A required family raises NotEquivalent or
+    returns its comparison like any case; an advisory one turns a difference into a note. An
+    original that itself fails with x64 on leaves the family out.
+    """
+    try:
+        with x64_enabled():
+            checked = check_case(original, rewritten, case, False)
+    except StepError:
+        return [], None
+    except NotEquivalent as exc:
+        if family == "required":
+            raise
+        return [], (
+            f"with x64 on and NumPy scalars for float arguments ({describe_inputs(original, case)}) the "
+            f"rewrite raised {' '.join(line.strip() for line in describe(exc.exc, user).splitlines()[:3] if line.strip())[:300]}"
+        )
+    if family == "required" or checked["outputs"].equal:
+        return [checked], None
+    return [], f"with x64 on and NumPy scalars for float arguments the outputs differ: {checked['outputs'].reason}"
+
+
 def _family_hint(label: str) -> str:
     """What to do when the rewrite differs only on a family of inputs the user may never pass."""
     if "x64 on" in label:
@@ -473,6 +554,9 @@ def summarize(result: dict, cases: list[dict]) -> dict:
     message = f"equal on {len(cases)} case(s) ({', '.join(c['label'] for c in cases)}); gradients compared on {graded}"
     if skipped:
         message += f" (skipped: {'; '.join(skipped)})"
+    eager = sorted({c["eager"] for c in cases if c.get("eager")})
+    if eager:
+        message += f" ({'; '.join(eager)})"
     judged = [c["reference"] for c in cases if c.get("reference")]
     if judged:
         message += (
@@ -565,6 +649,47 @@ def under_haiku(original: Callable, rewritten: Callable, case) -> tuple[Callable
     return applied(original), applied(rewritten)
 
 
+# ---------------------------------------------------------------- through the module's entry points
+
+
+def through_callers(module, job: dict) -> tuple[str, Callable, Callable, list] | None:
+    """(caller, original, rewritten, cases): the first function the module's `example_inputs()` names
+    that runs the target, as it is and with the rewrite swapped in (see `through_caller`). None when
+    the target has examples of its own, or no named function reaches it."""
+    from jaxloopfix.verify import through_caller as via
+    from jaxloopfix.verify.inputs import caller_examples, from_module_examples
+
+    function, owner = job["function"], job.get("owner")
+    if not owner and from_module_examples(module, function):
+        return None
+    callers = caller_examples(module, function)
+    target = via.innermost(via.stored(module, owner, function)) if callers else None
+    if target is None:
+        return None
+    try:
+        code, added = via.rewritten_code(module, function, job["rewritten"]["1"], rewritten_filename(function, "1"))
+        swap = via.Swap(target, code, added)
+    except Exception:  # noqa: BLE001 - no swap possible: verify the function itself instead
+        return None
+    for caller, cases in callers:
+        if not cases:
+            continue
+        entry = getattr(module, caller)
+        original = via.fresh(entry)
+        try:
+            call(original, cases[0])
+        except Exception:  # noqa: BLE001 - the caller fails on its own example: try the next
+            continue
+        reached = [False]
+        try:
+            call(via.swapped(entry, swap, reached), cases[0])
+        except Exception:  # noqa: BLE001 - judged by check_case when the rewrite ran
+            pass
+        if reached[0]:
+            return caller, original, via.swapped(entry, swap, [False]), cases
+    return None
+
+
 # ---------------------------------------------------------------- loop coverage
 
 
@@ -630,7 +755,7 @@ def covering_cases(job: dict, original: Callable, rewritten: Callable, source, c
         return source, cases, [], {}
     path = job["module_path"]
     missing = uncovered(loops, [lines_run(original, c, path, unwrap) for c in cases])
-    if not missing or source in ("factory", "example_inputs()"):
+    if not missing or source == "factory" or source.startswith("example_inputs()"):
         return source, cases, missing, {}
     for flips in boolean_defaults(original):
         flipped_source, flipped = build(flips)
@@ -652,7 +777,7 @@ def user_files(job: dict) -> UserFiles:
 
 def verify(job: dict) -> dict:
     """Every step of one verification; a failure in user code ends it with status "error" naming the step."""
-    from jaxloopfix.verify.inputs import InputError, NoInputs, build_cases, x64_family
+    from jaxloopfix.verify.inputs import InputError, NoInputs, build_cases, numpy_scalars
 
     user = user_files(job)
     for entry in reversed(job.get("sys_path") or []):
@@ -672,7 +797,14 @@ def verify(job: dict) -> dict:
     except BaseException as exc:
         return empty_result("error", f"the rewritten source (unroll=1) failed: {describe(exc, user)}")
     inputs = job.get("inputs") or {}
-    if not inputs.get("factory"):
+    try:
+        route = None if inputs.get("factory") else through_callers(module, job)
+    except InputError as exc:
+        return empty_result("error", f"{exc}: {describe(exc, user)}" if exc.__cause__ else str(exc), "example_inputs()")
+    if route is not None:
+        caller, original, rewritten, cases = route
+        source = f"example_inputs() through `{caller}`"
+    elif not inputs.get("factory"):
         bind, value, why_not = receiver(module, job)
         if why_not:
             return empty_result("unverified", why_not)
@@ -680,6 +812,8 @@ def verify(job: dict) -> dict:
             original, rewritten = functools.partial(original, value), functools.partial(rewritten, value)
 
     def build(flips: dict) -> tuple:
+        if route is not None:
+            return source, cases
         return build_cases(
             original, inputs, job.get("lengths") or [5, 9], bool(job.get("x64")), rewritten, flips=flips,
             module=module, function=function if not job.get("owner") else None,
@@ -699,12 +833,12 @@ def verify(job: dict) -> dict:
             "lowest rank first, and scalars per parameter) that the original accepts",
             source,
         )
-    transformed = under_haiku(original, rewritten, cases[0])
+    transformed = None if route is not None else under_haiku(original, rewritten, cases[0])
     if transformed is not None:
         original, rewritten = transformed
     try:
         source, cases, missing, flips = covering_cases(
-            job, original, rewritten, source, cases, build, unwrap=transformed is None
+            job, original, rewritten, source, cases, build, unwrap=transformed is None and route is None
         )
     except InputError as exc:
         return empty_result("error", str(exc), source)
@@ -718,21 +852,23 @@ def verify(job: dict) -> dict:
             source,
         )
     results = []
+    advisories: list[str] = []
     try:
         for case in cases:
             results.append(check_case(original, rewritten, case, bool(job.get("grad", True))))
-        if not job.get("x64"):
-            # x64 is a family of its own: promotions differ (int32 sums become int64, NumPy
-            # scalars float64), and a rewrite proven or verified with x64 off can raise with it on.
-            # An original that itself fails with x64 on leaves the family out.
-            case = x64_family(cases[0])
-            try:
-                with x64_enabled():
-                    results.append(check_case(original, rewritten, case, False))
-            except StepError:
-                pass
+        scalars = numpy_scalars(cases[0], original)
+        if scalars is not None:
+            results.extend(numpy_family_check(original, rewritten, scalars))
+        family = job.get("x64_family") or "required"
+        if not job.get("x64") and family != "off":
+            checked, advisory = x64_family_check(original, rewritten, numpy_scalars(cases[0], original, x64=True), family, user)
+            results.extend(checked)
+            if advisory:
+                advisories.append(f"{advisory}; this does not block the fix: {job.get('x64_evidence') or family}")
     except NotEquivalent as exc:
         result = summarize(empty_result("mismatch", "", source), results)
+        if result["status"] == "mismatch":
+            return result  # an earlier case already differs: that difference comes first
         result["status"] = "mismatch"
         result["message"] = (
             f"not equivalent for inputs of shape {describe_inputs(original, exc.case)} ({exc.case.label}): "
@@ -745,9 +881,14 @@ def verify(job: dict) -> dict:
         result["status"], result["message"] = "error", f"{exc.message}: {describe(exc, user)}"
         return result
     result = summarize(empty_result("equivalent", "", source), results)
+    if advisories:
+        result["advisories"] = advisories
+        result["message"] += "; " + "; ".join(advisories)
     if transformed is not None and result["status"] == "equivalent":
         result["message"] += "; both run under hk.transform with the original's parameters"
-    if job.get("measure") and result["status"] == "equivalent":
+    if route is not None and result["status"] == "equivalent":
+        result["message"] += f"; `{label}` ran with the rewrite in place of its code, called by `{route[0]}`"
+    if job.get("measure") and result["status"] == "equivalent" and route is None:
         result["timings"], result["unroll"] = timings(job, module, original, rewritten, cases[-1], user)
     return result
 
