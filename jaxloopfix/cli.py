@@ -364,6 +364,49 @@ def _fail(message: str) -> NoReturn:
 # --------------------------------------------------------------------------- rule
 
 
+@main.command(context_settings={**_CONTEXT, "ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+@click.option(
+    "--path", "paths", multiple=True, type=click.Path(path_type=Path),
+    help="Where the code with loops lives (default: the current directory).",
+)
+@click.option("--config", type=click.Path(path_type=Path, dir_okay=False), help="pyproject.toml to read settings from.")
+def record(command: tuple[str, ...], paths: tuple[Path, ...], config: Path | None) -> None:
+    """Run COMMAND (after `--`) and keep what it passes to functions with fixable loops.
+
+    Every Python process COMMAND starts (a test suite, its workers, a training script) records the
+    shapes, dtypes and static values those functions receive, never array values, into
+    `.jaxloopfix_cache/recorded-v1.json`; `verify` and `check --fix --verify` replay them before
+    any inputs they could guess. Exits with COMMAND's exit code.
+
+        jaxloopfix record -- pytest -q tests/
+    """
+    from jaxloopfix.verify.record_run import record as run_recording
+
+    try:
+        settings = _settings(config)
+    except ConfigError as exc:
+        _fail(f"error: {exc}")
+    root = settings.project_root or Path.cwd()
+    try:
+        outcome = run_recording(command, list(paths) or [Path(".")], settings, root)
+    except FileNotFoundError as exc:
+        _fail(f"error: {exc}")
+    if not outcome.targets:
+        sys.stderr.write("jaxloopfix record: no function with a fixable loop found; nothing to record\n")
+    for name in outcome.targets:
+        calls = outcome.recorded.get(name, 0)
+        shown = name.rpartition("::")[2]
+        where = Path(name.rpartition("::")[0])
+        try:
+            where = where.relative_to(root.resolve())
+        except ValueError:
+            pass
+        described = f"{calls} call{'s' if calls != 1 else ''} recorded" if calls else "no call recorded"
+        sys.stderr.write(f"jaxloopfix record: {where}::{shown}: {described}\n")
+    sys.exit(outcome.returncode)
+
+
 @main.command(context_settings=_CONTEXT)
 @click.argument("targets", nargs=-1, required=True)
 @click.option("--example", metavar="MODULE:FUNCTION", help="Input factory returning (args, kwargs) for the function.")

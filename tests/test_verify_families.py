@@ -266,3 +266,68 @@ def test_numbers_passed_as_numpy_scalars_are_a_family_of_their_own(tmp_path, sou
     assert result["status"] == "mismatch", result["message"]
     assert "(example_inputs[0], NumPy scalars)" in result["message"] and shown in result["message"]
     assert result["cases"][0]["outputs"]["equal"]  # equal on the module's own example
+
+
+# ---------------------------------------------------------------- axes of size one
+
+
+RAVELED_CARRY = """
+    import jax
+    import jax.numpy as jnp
+    from jaxtyping import Array, Float
+
+
+    @jax.jit
+    def flattened(xs: Float[Array, "T B D"]):
+        acc = jnp.zeros(xs.shape[1:])
+        for x_t in xs:
+            acc = jnp.squeeze(acc + x_t)
+        return acc
+"""
+
+
+def test_axes_of_size_one_are_a_family_of_their_own(tmp_path):
+    """With a `(T, 1, 1)` input the loop squeezes its carry to a scalar after one step (and keeps
+    running, broadcasting it back); the scan cannot. Dimensions of the shared size 4 never show it."""
+    pytest.importorskip("jaxtyping")
+    path = tmp_path / "flat.py"
+    path.write_text(textwrap.dedent(RAVELED_CARRY))
+    result = run_target(_target(path), FAST)
+    assert result["status"] == "mismatch", result["message"]
+    assert "xs: f32[4,1,1] (T=4, size-1 axes)" in result["message"]
+
+
+def test_check_fix_verify_says_what_an_advisory_family_found(tmp_path):
+    from jaxloopfix.config import find_pyproject, load_settings
+    from jaxloopfix.verify.gate import gate_fixes
+
+    path = _project(tmp_path, "[tool.jaxloopfix]\n")
+    gate = gate_fixes(path, path.read_text(), load_settings(find_pyproject(tmp_path)), FAST)
+    (note,) = [n for n in gate.notes if "velocity_filter" in n.message]
+    assert "fixed (verified equal); with x64 on" in note.message and "does not block the fix" in note.message
+
+
+STATE_FROM_FIXED_SIZES = """
+    import jax
+    import jax.numpy as jnp
+    from jaxtyping import Array, Float
+
+
+    @jax.jit
+    def last_state(W: Float[Array, "H H"], xs: Float[Array, "T ... H"]):
+        h = jnp.zeros(W.shape[0])
+        for x_t in xs:
+            h = jnp.tanh(h @ W + x_t)
+        return h
+"""
+
+
+def test_a_batch_goes_where_an_annotation_allows_more_axes(tmp_path):
+    """`"T ... H"` says callers may pass `(T, B, H)`: the loop's state becomes `(B, H)` there, the
+    scan's `zeros(H)` carry cannot."""
+    pytest.importorskip("jaxtyping")
+    path = tmp_path / "rnn.py"
+    path.write_text(textwrap.dedent(STATE_FROM_FIXED_SIZES))
+    result = run_target(_target(path), FAST)
+    assert result["status"] == "mismatch", result["message"]
+    assert "xs: f32[4,3,4] (T=4, with a batch axis)" in result["message"]

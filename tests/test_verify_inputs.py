@@ -64,7 +64,7 @@ N_SPEC = {"name": "n", "kind": "static_int", "role": "size"}
 def test_synthesis_skips_candidates_the_original_cannot_trace():
     source, cases = inputs.build_cases(_loop, {"signature": [W_SPEC, XS_SPEC, N_SPEC]}, [5, 9])
     assert source == "synthesized"
-    assert [c.label for c in cases] == ["T=5", "T=9", "T=5, with a batch axis"]
+    assert [c.label for c in cases] == ["T=5", "T=9", "T=5, with a batch axis", "T=5, size-1 axes"]
     # The loop is batch-polymorphic in `xs` (each row of the result is the loop on that row's
     # sequence), so a batch of a size unlike the others goes after the time axis; `w` stays.
     w, xs, n = cases[2].args

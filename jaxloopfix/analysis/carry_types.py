@@ -322,7 +322,8 @@ class LoopTypes:
         except Unknown as why:
             return "unsafe", (
                 f"{start}; `lax.scan` casts it to the step's dtype, which equals the loop only if every step "
-                f"keeps it a 0-d array: cannot prove that ({why}); `jaxloopfix verify` settles it"
+                f"keeps it a 0-d array: cannot prove that ({why}{_shape_also(env.get(name, UNKNOWN), name)}); "
+                "`jaxloopfix verify` settles it"
             )
         finally:
             weak_steps, self._weak_steps = self._weak_steps, None
@@ -970,6 +971,18 @@ class _WeakSteps:
         if value.dtype is not None and value.dtype.weak and self.reads(node):
             for target in targets:
                 self.derived |= stored_names(target)
+
+
+def _shape_also(after: Ty, name: str) -> str:
+    """What an unproven shape means for a carry that starts 0-d: per-step values with more axes
+    (a batch) make it an array, which a scan's carry cannot become."""
+    if after.shape == SCALAR or after.items is not None:
+        return ""
+    known_as = "is not known" if after.shape is None else f"may be {_shape_text(after.shape)}"
+    return (
+        f"; nor is its shape: it {known_as}, and per-step values with more axes, such as a batch "
+        f"(`(T, B)` arrays), make `{name}` an array of their shape"
+    )
 
 
 def _dtype_and_fill(positional: list, keywords: dict, filled: bool) -> tuple:

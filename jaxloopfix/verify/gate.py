@@ -101,6 +101,8 @@ def gate_fixes(path: Path, text: str, settings: Settings, options: VerifyOptions
             choice = (result.get("unroll") or {}).get("choice")
             if isinstance(choice, int) and choice != 1:
                 overrides.append((function, choice))
+            for advisory in result.get("advisories") or []:
+                gate.notes.append(FileError(str(path), f"`{qualified}` fixed (verified equal); {advisory}"))
         else:
             gate.notes.append(
                 FileError(

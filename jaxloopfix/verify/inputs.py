@@ -355,6 +355,44 @@ def _from_pairs(pairs: list, label: str) -> list[Case]:
 MODULE_EXAMPLES = "example_inputs"
 
 
+def from_recorded(entries: list[dict]) -> list[Case]:
+    """Cases from what `jaxloopfix record` saw the function called with (see `recorder`): arrays of
+    the recorded shapes and dtypes (fixed-seed values; only shapes were kept), Python values as
+    recorded, weakly typed 0-d tracers as Python numbers, NumPy scalars as NumPy scalars."""
+    cases = []
+    for i, entry in enumerate(entries):
+        counter = itertools.count()
+        described = entry.get("args") or {}
+        positional = [n for n in entry.get("positional") or [] if n in described]
+        args = tuple(_replay(described[n], counter) for n in positional)
+        kwargs = {n: _replay(d, counter) for n, d in described.items() if n not in positional}
+        cases.append(Case(f"recorded[{i}]", args, kwargs, _static_positions(args)))
+    return cases
+
+
+def _replay(entry: dict, counter: Iterator[int]) -> Any:
+    import jax
+    import numpy as np
+
+    if "py" in entry:
+        value = entry["value"]
+        return complex(*value) if entry["py"] == "complex" else value
+    if "seq" in entry:
+        items = [_replay(e, counter) for e in entry["items"]]
+        return tuple(items) if entry["seq"] == "tuple" else items
+    if "dict" in entry:
+        return {k: _replay(v, counter) for k, v in entry["dict"].items()}
+    dtype, shape = str(entry["dtype"]), tuple(entry["shape"])
+    if dtype.startswith("key<"):
+        return jax.random.key(SEED)
+    if "numpy_scalar" in entry:
+        return np.dtype(dtype).type(entry["numpy_scalar"])
+    if entry.get("weak") and not shape:
+        kind = np.dtype(dtype).kind
+        return {"f": FLOAT_SCALAR, "c": complex(FLOAT_SCALAR, 0.0), "b": True}.get(kind, 1)
+    return _concrete(ArrayT(shape, dtype), 0, counter)
+
+
 def from_module_examples(module: Any, function: str) -> list[Case] | None:
     """The module's own examples: a module-level `example_inputs()` returning `(args, kwargs)`
     pairs, or `(function_name, args, kwargs)` triples of which those naming `function` are used.
@@ -426,8 +464,13 @@ def _annotation_dtype(ann: Any, x64: bool) -> str:
     names = [str(d) for d in (getattr(ann, "dtypes", None) or [])]
     if not names and getattr(ann, "dtype", None) is not None:
         names = [str(getattr(ann.dtype, "__name__", ann.dtype))]
-    preferred = ["float64", "float32"] if x64 else ["float32", "float64"]
-    for name in preferred + ["int32", "int64", "bool", "bool_", "uint32"]:
+    # With x64 on, the widest the annotation allows (a `Complex` array may be complex128, whose
+    # real part is float64); otherwise JAX's defaults.
+    preferred = (
+        ["float64", "float32", "complex128", "complex64", "int64", "int32"]
+        if x64 else ["float32", "float64", "complex64", "complex128", "int32", "int64"]
+    )
+    for name in preferred + ["bool", "bool_", "uint32"]:
         if name in names:
             return "bool" if name == "bool_" else name
     return names[0] if names and _valid_dtype(names[0]) else ("float64" if x64 else "float32")
@@ -479,9 +522,48 @@ def from_annotations(fn: Callable, params: list[Param], lengths: list[int], x64:
         else:
             return None
         templates.append(t)
-    if not annotated or not _fits(fn, required, templates, lengths):
+    if not annotated:
         return None
-    return _cases(required, templates, lengths)
+    if not _fits(fn, required, templates, lengths):
+        # Dimensions of one shared size do not fit it (a carry raveled or squeezed in the loop
+        # grows or shrinks); the annotated ranks may still run with axes of size 1.
+        return _unit_family(fn, required, templates, lengths) or None
+    return (
+        _cases(required, templates, lengths)
+        + _variadic_batch(fn, required, templates, lengths)
+        + _unit_family(fn, required, templates, lengths)
+    )
+
+
+def _variadic_batch(fn: Callable, params: list[Param], templates: list[Template], lengths: list[int]) -> list[Case]:
+    """A batch axis where an annotation allows more axes (`"T ... H"`, `"*B D"`): the annotation
+    says callers may pass them, and a carry built from fixed sizes does not follow them."""
+    batch = _batch_size(lengths)
+    widened, changed = [], False
+    for p, t in zip(params, templates):
+        dim_str = getattr(p.annotation, "dim_str", None)
+        tokens = dim_str.split() if isinstance(dim_str, str) and type(t) is ArrayT else []
+        variadic = next((i for i, tok in enumerate(tokens) if _dim_entry(tok) is None), None)
+        if variadic is None:
+            widened.append(t)
+            continue
+        at = sum(1 for tok in tokens[:variadic] if _dim_entry(tok) is not None)
+        widened.append(BatchedT(t.shape[:at] + (batch,) + t.shape[at:], t.dtype, at))
+        changed = True
+    return _batch_cases(fn, params, templates, [widened], lengths, batch) if changed else []
+
+
+def _unit_family(fn: Callable, params: list[Param], templates: list[Template], lengths: list[int]) -> list[Case]:
+    """The chosen inputs with every feature dimension of size 1, when the original accepts them: a
+    batch or feature axis of one is common, and `squeeze`, `ravel` or broadcasting against it
+    change a carry's shape in the loop where a scan's carry cannot change."""
+    unit = [ArrayT(tuple(1 if e == D else e for e in t.shape), t.dtype) if type(t) is ArrayT else t for t in templates]
+    if unit == templates or not _fits(fn, params, unit, lengths[:1]):
+        return []
+    cases = _cases(params, unit, lengths[:1])
+    for case in cases:
+        case.label += ", size-1 axes"
+    return cases
 
 
 # ---------------------------------------------------------------- 3. synthesis
@@ -587,12 +669,23 @@ def synthesize(
         if not _fits(fn, required, templates, lengths, errors):
             continue
         if prefer is None or _fits(prefer, required, templates, lengths):
-            return _cases(required, templates, lengths) + _batched_family(fn, required, options, combo, lengths)
+            return _with_families(fn, required, options, combo, lengths)
         fallback = fallback or (templates, combo)
     if fallback is None:
         return None
-    templates, combo = fallback
-    return _cases(required, templates, lengths) + _batched_family(fn, required, options, combo, lengths)
+    return _with_families(fn, required, options, fallback[1], lengths)
+
+
+def _with_families(
+    fn: Callable, params: list[Param], options: list[list[Template]], combo: tuple[int, ...], lengths: list[int]
+) -> list[Case]:
+    """The chosen candidate's cases, then its batch-axis and size-1 families."""
+    templates = [opts[i] for opts, i in zip(options, combo)]
+    return (
+        _cases(params, templates, lengths)
+        + _batched_family(fn, params, options, combo, lengths)
+        + _unit_family(fn, params, templates, lengths)
+    )
 
 
 def _batch_size(lengths: list[int]) -> int:
@@ -670,6 +763,14 @@ def _batched_family(
         [_with_batch(t, batch) if is_timed else t for t, is_timed in zip(chosen, timed)],
         [_with_batch(t, batch) if isinstance(t, ArrayT) else t for t in chosen],
     ]
+    return _batch_cases(fn, params, chosen, variants, lengths, batch)
+
+
+def _batch_cases(
+    fn: Callable, params: list[Param], chosen: list[Template], variants: list[list[Template]], lengths: list[int],
+    batch: int,
+) -> list[Case]:
+    """The first of `variants` the original accepts and treats as a batch, as cases labelled so."""
     tried: list[list[Template]] = [chosen]
     for templates in variants:
         if templates in tried:
@@ -709,13 +810,18 @@ def build_cases(
     module: Any = None,
     function: str | None = None,
 ) -> tuple[str | None, list[Case]]:
-    """Cases from the first source that yields any: factory, the module's `example_inputs()`,
-    annotations, synthesis. Factory errors raise InputError.
+    """Cases from the first source that yields any: what `jaxloopfix record` saw (unless a factory is
+    named), factory, the module's `example_inputs()`, annotations, synthesis. Factory errors raise InputError.
 
     `prefer` (the rewritten function) only breaks ties between synthesized candidates; see `synthesize`.
     `flips` sets boolean parameters away from their defaults (a flag that selects the loop's branch).
     """
     factory = (inputs or {}).get("factory")
+    recorded = (inputs or {}).get("recorded")
+    if recorded and not factory and not flips:
+        cases = from_recorded(recorded)
+        if cases:
+            return "recorded", cases
     if factory:
         try:
             return "factory", from_factory(factory)

@@ -37,7 +37,7 @@ def job_for(target: Target, options: VerifyOptions) -> dict[str, Any]:
         "reads_self": target.reads_self,
         "loops": [list(span) for span in target.loops],
         "rewritten": {str(k): v for k, v in target.rewritten.items()},
-        "inputs": {"factory": target.factory, "signature": target.signature},
+        "inputs": {"factory": target.factory, "signature": target.signature, "recorded": target.recorded},
         "lengths": list(options.lengths),
         "grad": options.grad,
         "x64": options.x64,

@@ -17,6 +17,7 @@ from jaxloopfix.config import Settings
 from jaxloopfix.diagnostics import Diagnostic
 from jaxloopfix.engine import apply_fixes, lint_text, parse
 from jaxloopfix.rules.base import FileContext
+from jaxloopfix.verify.recorder import recorded_for
 from jaxloopfix.verify.signature import ParamSpec, parameter_specs
 
 
@@ -38,6 +39,8 @@ class Target:
     # The function with the fixed loops when it is nested in `function` (a loss defined inside a
     # jitted train step): it cannot be called on its own, so verify runs the function defining it.
     nested: str | None = None
+    # What `jaxloopfix record` saw it called with (`recorder.recorded_for`), replayed first.
+    recorded: list[dict] = field(default_factory=list)
 
     @property
     def runs(self) -> str:
@@ -203,6 +206,7 @@ def collect_targets(
         target.factory = (
             factory or examples.get(f"{module_name}:{qualified}") or examples.get(f"{module_name}:{target.function}")
         )
+        target.recorded = recorded_for(settings.project_root or Path.cwd(), path, qualified)
         if not found:
             target.skip_reason = f"no fixable loop in `{qualified}`"
             targets.append(target)
@@ -227,6 +231,19 @@ def collect_targets(
             target.rewritten[unroll] = "\n".join(added + [source])
         targets.append(target)
     return targets
+
+
+def qualified_names(text: str, diagnostics: list[Diagnostic]) -> list[str]:
+    """The function verify calls for each diagnostic (`name` or `Class.name`; the enclosing
+    function of a nested def), as Python's `co_qualname` spells it, in order, once each."""
+    names = []
+    for diagnostic in diagnostics:
+        name = diagnostic.extra.get("function", "?")
+        located = _locate(text, name, diagnostic.location.row) or _enclosing(text, diagnostic.location.row)
+        if located is not None:
+            function = located.node.name.value
+            names.append(f"{located.owner}.{function}" if located.owner else function)
+    return list(dict.fromkeys(names))
 
 
 def _same_def(a: cst.FunctionDef, b: cst.FunctionDef) -> bool:

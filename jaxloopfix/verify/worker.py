@@ -755,7 +755,7 @@ def covering_cases(job: dict, original: Callable, rewritten: Callable, source, c
         return source, cases, [], {}
     path = job["module_path"]
     missing = uncovered(loops, [lines_run(original, c, path, unwrap) for c in cases])
-    if not missing or source == "factory" or source.startswith("example_inputs()"):
+    if not missing or source in ("factory", "recorded") or source.startswith("example_inputs()"):
         return source, cases, missing, {}
     for flips in boolean_defaults(original):
         flipped_source, flipped = build(flips)
@@ -798,7 +798,7 @@ def verify(job: dict) -> dict:
         return empty_result("error", f"the rewritten source (unroll=1) failed: {describe(exc, user)}")
     inputs = job.get("inputs") or {}
     try:
-        route = None if inputs.get("factory") else through_callers(module, job)
+        route = None if inputs.get("factory") or inputs.get("recorded") else through_callers(module, job)
     except InputError as exc:
         return empty_result("error", f"{exc}: {describe(exc, user)}" if exc.__cause__ else str(exc), "example_inputs()")
     if route is not None:
