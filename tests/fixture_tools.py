@@ -62,3 +62,21 @@ if __name__ == "__main__":
         for path in sources(kind):
             fixed_path(path).write_text(fix(path.read_text(encoding="utf-8"), str(path)), encoding="utf-8")
             print("wrote", fixed_path(path).relative_to(ROOT))
+
+
+# A GAE whose carry starts as `0.0`: a scalar on vectors, a vector on `(T, batch)` arrays (where a
+# scan rejects it). Indented: callers dedent it.
+GAE_FROM_A_PYTHON_SCALAR = """
+    import jax
+    import jax.numpy as jnp
+
+
+    @jax.jit
+    def advantages(rewards, values):
+        adv = 0.0
+        out = []
+        for t in reversed(range(rewards.shape[0])):
+            adv = rewards[t] - values[t] + 0.9 * adv
+            out.append(adv)
+        return jnp.stack(out[::-1])
+"""

@@ -18,25 +18,13 @@ import pytest
 
 from jaxloopfix.verify.recorder import describe, replayable
 
+from fixture_tools import GAE_FROM_A_PYTHON_SCALAR
+
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
 np = pytest.importorskip("numpy")
 
-GAE = """
-    import jax
-    import jax.numpy as jnp
-
-
-    @jax.jit
-    def advantages(rewards, values):
-        adv = 0.0
-        out = []
-        for t in reversed(range(rewards.shape[0])):
-            adv = rewards[t] - values[t] + 0.9 * adv
-            out.append(adv)
-        return jnp.stack(out[::-1])
-
-
+GAE = GAE_FROM_A_PYTHON_SCALAR + """
     def example_inputs():
         return [("advantages", (jnp.arange(6.0), jnp.ones(6)), {})]
 """

@@ -286,17 +286,6 @@ RAVELED_CARRY = """
 """
 
 
-def test_axes_of_size_one_are_a_family_of_their_own(tmp_path):
-    """With a `(T, 1, 1)` input the loop squeezes its carry to a scalar after one step (and keeps
-    running, broadcasting it back); the scan cannot. Dimensions of the shared size 4 never show it."""
-    pytest.importorskip("jaxtyping")
-    path = tmp_path / "flat.py"
-    path.write_text(textwrap.dedent(RAVELED_CARRY))
-    result = run_target(_target(path), FAST)
-    assert result["status"] == "mismatch", result["message"]
-    assert "xs: f32[4,1,1] (T=4, size-1 axes)" in result["message"]
-
-
 def test_check_fix_verify_says_what_an_advisory_family_found(tmp_path):
     from jaxloopfix.config import find_pyproject, load_settings
     from jaxloopfix.verify.gate import gate_fixes
@@ -322,12 +311,57 @@ STATE_FROM_FIXED_SIZES = """
 """
 
 
-def test_a_batch_goes_where_an_annotation_allows_more_axes(tmp_path):
-    """`"T ... H"` says callers may pass `(T, B, H)`: the loop's state becomes `(B, H)` there, the
-    scan's `zeros(H)` carry cannot."""
+@pytest.mark.parametrize(
+    ("source", "shown"),
+    [
+        # With a `(T, 1, 1)` input the loop squeezes its carry to a scalar after one step (and
+        # keeps running, broadcasting it back); the scan cannot. Dimensions of size 4 never show it.
+        (RAVELED_CARRY, "xs: f32[4,1,1] (T=4, size-1 axes)"),
+        # `"T ... H"` says callers may pass `(T, B, H)`: the loop's state becomes `(B, H)` there,
+        # the scan's `zeros(H)` carry cannot.
+        (STATE_FROM_FIXED_SIZES, "xs: f32[4,3,4] (T=4, with a batch axis)"),
+    ],
+)
+def test_annotated_inputs_are_widened_to_the_shapes_the_annotation_allows(tmp_path, source, shown):
     pytest.importorskip("jaxtyping")
-    path = tmp_path / "rnn.py"
-    path.write_text(textwrap.dedent(STATE_FROM_FIXED_SIZES))
+    path = tmp_path / "annotated.py"
+    path.write_text(textwrap.dedent(source))
     result = run_target(_target(path), FAST)
     assert result["status"] == "mismatch", result["message"]
-    assert "xs: f32[4,3,4] (T=4, with a batch axis)" in result["message"]
+    assert shown in result["message"]
+
+
+LAYERS_THEN_TIME = """
+    import jax
+    import jax.numpy as jnp
+
+
+    @jax.jit
+    def stacked(Ws, xs):
+        seq = xs
+        for W in Ws:
+            h = jnp.zeros(xs.shape[1:], xs.dtype)
+            outs = []
+            for x_t in seq:
+                h = jnp.tanh(x_t + h @ W)
+                outs.append(h)
+            seq = jnp.stack(outs)
+        return seq
+"""
+
+
+def test_arrays_a_for_iterates_are_also_tried_as_lists(tmp_path):
+    """The fix scans over `Ws`, which a list of matrices (as layer weights often come) breaks:
+    guessed inputs do not clear it; the module's own examples, all arrays, do."""
+    path = tmp_path / "layers.py"
+    path.write_text(textwrap.dedent(LAYERS_THEN_TIME))
+    result = run_target(_target(path, "stacked"), FAST)
+    assert result["status"] == "mismatch", result["message"]
+    assert "Ws: [f32[" in result["message"] and "iterated arrays as lists" in result["message"]
+    assert "give the inputs it is called with" in result["message"]
+
+    path.write_text(textwrap.dedent(LAYERS_THEN_TIME) + textwrap.dedent("""
+        def example_inputs():
+            return [("stacked", (jnp.ones((2, 3, 3)) * 0.1, jnp.ones((5, 3))), {})]
+    """))
+    assert run_target(_target(path, "stacked"), FAST)["status"] == "equivalent"

@@ -15,6 +15,8 @@ from jaxloopfix.config import Settings
 from jaxloopfix.verify.runner import VerifyOptions, run_target
 from jaxloopfix.verify.targets import collect_targets
 
+from fixture_tools import GAE_FROM_A_PYTHON_SCALAR
+
 pytest.importorskip("jax")
 
 FAST = VerifyOptions(lengths=(4, 7), measure=False, timeout=240)
@@ -344,22 +346,6 @@ def test_a_nested_function_whose_rewrite_differs_is_a_mismatch(tmp_path):
     target, result = _verify(tmp_path, source)
     assert target.nested == "loss_fn"
     assert result["status"] == "mismatch", result
-
-
-GAE_FROM_A_PYTHON_SCALAR = """
-    import jax
-    import jax.numpy as jnp
-
-
-    @jax.jit
-    def advantages(rewards, values):
-        adv = 0.0
-        out = []
-        for t in reversed(range(rewards.shape[0])):
-            adv = rewards[t] - values[t] + 0.9 * adv
-            out.append(adv)
-        return jnp.stack(out[::-1])
-"""
 
 
 def test_synthesized_inputs_also_try_a_batch_axis(tmp_path):

@@ -38,6 +38,8 @@ def write_verify_full(results: list[tuple[str, dict[str, Any]]], out: TextIO) ->
             out.write(f"  run through `{result['run_through']}`, the function that defines it\n")
         if status != "equivalent" and result.get("message"):
             out.write(f"  {result['message']}\n")
+        for advisory in result.get("advisories") or []:
+            out.write(f"  note: {advisory}\n")
         for case in result.get("cases") or []:
             if case.get("inputs"):
                 out.write(f"  inputs {case.get('label')}: {case['inputs']}\n")

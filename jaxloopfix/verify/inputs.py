@@ -131,7 +131,15 @@ class DictT:
     items: tuple  # ((key, template), ...)
 
 
-Template = ArrayT | StaticT | KeyT | DictT
+@dataclass(frozen=True)
+class ListT:
+    """A Python list of `length` arrays like `element`: what a `for W in Ws` over layers also takes."""
+
+    element: ArrayT
+    length: int
+
+
+Template = ArrayT | StaticT | KeyT | DictT | ListT
 
 
 def _dim(entry: int | str, length: int) -> int:
@@ -149,6 +157,8 @@ def _abstract(t: Template, length: int):
         return jax.eval_shape(lambda: jax.random.PRNGKey(SEED))
     if isinstance(t, DictT):
         return {k: _abstract(v, length) for k, v in t.items}
+    if isinstance(t, ListT):
+        return [_abstract(t.element, length) for _ in range(t.length)]
     return length if t.value == "T" else t.value
 
 
@@ -172,6 +182,8 @@ def _concrete(t: Template, length: int, counter: Iterator[int]):
         return jax.random.PRNGKey(SEED)
     if isinstance(t, DictT):
         return {k: _concrete(v, length, counter) for k, v in t.items}
+    if isinstance(t, ListT):
+        return [_concrete(t.element, length, counter) for _ in range(t.length)]
     return length if t.value == "T" else t.value
 
 
@@ -685,7 +697,28 @@ def _with_families(
         _cases(params, templates, lengths)
         + _batched_family(fn, params, options, combo, lengths)
         + _unit_family(fn, params, templates, lengths)
+        + _list_family(fn, params, templates, lengths)
     )
+
+
+def _list_family(fn: Callable, params: list[Param], templates: list[Template], lengths: list[int]) -> list[Case]:
+    """Arrays a `for` iterates (`for W in Ws`) passed as Python lists of their rows, when the
+    original accepts them: layer weights often come as a list, which a fix that stacks or scans
+    over them must take as well."""
+    listed = [
+        ListT(ArrayT(t.shape[1:], t.dtype), _dim(t.shape[0], lengths[0]))
+        if p.spec.get("iterated") and type(t) is ArrayT and len(t.shape) >= 2 else t
+        for p, t in zip(params, templates)
+    ]
+    if listed == templates or not _fits(fn, params, listed, lengths[:1]):
+        return []
+    cases = _cases(params, listed, lengths[:1])
+    for case in cases:
+        case.label += LIST_LABEL
+    return cases
+
+
+LIST_LABEL = ", iterated arrays as lists"
 
 
 def _batch_size(lengths: list[int]) -> int:

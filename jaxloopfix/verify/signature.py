@@ -44,6 +44,7 @@ class _Uses(cst.CSTVisitor):
         self.exact_rank: dict[str, int] = {}  # `b, l, d = x.shape`, an einsum operand
         self.shape_dims: dict[str, tuple[str, int]] = {}  # `l` in `b, l, d = x.shape` -> (x, 1)
         self.integer: set[str] = set()  # used as an index into another array: an integer array
+        self.iterated: set[str] = set()  # iterated by a `for` (so a Python list of arrays works too)
         self.element_of: dict[str, str] = {}  # `word` in `for word in words` -> words
         self.einsum_terms: list[list[tuple[str | None, str]]] = []  # operands of literal einsums
         self.calls: list[tuple[str, list[str | None]]] = []  # module functions called with names as arguments
@@ -101,6 +102,7 @@ class _Uses(cst.CSTVisitor):
         for source in sources:
             if isinstance(source, cst.Name) and source.value in self.names:
                 self.time_axis.setdefault(source.value, 0)
+                self.iterated.add(source.value)
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         base = node.value
@@ -257,6 +259,7 @@ def parameter_specs(parsed: ParsedModule, traced: TracedFunction) -> list[ParamS
             "min_rank": uses.exact_rank.get(name, uses.shape_rank.get(name, 1)), "rank_hints": [], "keys": {},
             "role": None, "has_default": param.default is not None,
             "dtype": "int32" if name in uses.integer else None, "exact_rank": name in uses.exact_rank,
+            "iterated": name in uses.iterated,
         }
         default_is_number = isinstance(param.default, (cst.Integer, cst.Float)) or (
             isinstance(param.default, cst.UnaryOperation) and isinstance(param.default.expression, (cst.Integer, cst.Float))

@@ -490,29 +490,31 @@ def numpy_family_check(original: Callable, rewritten: Callable, case) -> list[di
         return []
 
 
-def x64_family_check(original: Callable, rewritten: Callable, case, family: str, user: UserFiles) -> tuple[list[dict], str | None]:
-    """The x64 family: promotions differ (int32 sums become int64, NumPy scalars float64), and a
-    rewrite proven or verified with x64 off can raise with it on (see `x64_policy`).
-
-    Returns (case results to count, advisory note). A required family raises NotEquivalent or
-    returns its comparison like any case; an advisory one turns a difference into a note. An
-    original that itself fails with x64 on leaves the family out.
-    """
+def family_check(
+    original: Callable, rewritten: Callable, case, required: bool, user: UserFiles, what: str
+) -> tuple[list[dict], str | None]:
+    """A family of inputs whose role depends on the evidence for it: a required one raises
+    NotEquivalent or returns its comparison like any case; an advisory one turns a difference
+    into a note starting with `what`. An original that itself rejects the family leaves it out.
+    Cases labelled "x64 on" run with jax_enable_x64 (see `x64_policy`)."""
     try:
-        with x64_enabled():
+        with x64_enabled() if getattr(case, "x64", False) else contextlib.nullcontext():
             checked = check_case(original, rewritten, case, False)
     except StepError:
         return [], None
     except NotEquivalent as exc:
-        if family == "required":
+        if required:
             raise
         return [], (
-            f"with x64 on and NumPy scalars for float arguments ({describe_inputs(original, case)}) the "
-            f"rewrite raised {' '.join(line.strip() for line in describe(exc.exc, user).splitlines()[:3] if line.strip())[:300]}"
+            f"{what} ({describe_inputs(original, case)}) the rewrite raised "
+            f"{' '.join(line.strip() for line in describe(exc.exc, user).splitlines()[:3] if line.strip())[:300]}"
         )
-    if family == "required" or checked["outputs"].equal:
+    if required or checked["outputs"].equal:
         return [checked], None
-    return [], f"with x64 on and NumPy scalars for float arguments the outputs differ: {checked['outputs'].reason}"
+    return [], f"{what} the outputs differ: {checked['outputs'].reason}"
+
+
+X64_FAMILY = "with x64 on and NumPy scalars for float arguments"
 
 
 def _family_hint(label: str) -> str:
@@ -521,6 +523,14 @@ def _family_hint(label: str) -> str:
         return (
             ". With x64 off it is equal; with x64 on (and NumPy scalars for float arguments) promotions "
             "differ. If the function never runs with x64 on, that family does not concern it"
+        )
+    from jaxloopfix.verify.inputs import LIST_LABEL
+
+    if LIST_LABEL in label:
+        return (
+            ". The loop also runs on Python lists of arrays there (layer weights often come as one) and the "
+            "rewrite does not; if the function is only ever given arrays, give the inputs it is called with "
+            "(`example_inputs()` in the module, `jaxloopfix record -- pytest`, or `--example MODULE:FUNCTION`)"
         )
     if "with a batch axis" not in label:
         return ""
@@ -777,7 +787,7 @@ def user_files(job: dict) -> UserFiles:
 
 def verify(job: dict) -> dict:
     """Every step of one verification; a failure in user code ends it with status "error" naming the step."""
-    from jaxloopfix.verify.inputs import InputError, NoInputs, build_cases, numpy_scalars
+    from jaxloopfix.verify.inputs import LIST_LABEL, InputError, NoInputs, build_cases, numpy_scalars
 
     user = user_files(job)
     for entry in reversed(job.get("sys_path") or []):
@@ -855,13 +865,19 @@ def verify(job: dict) -> dict:
     advisories: list[str] = []
     try:
         for case in cases:
+            if case.label.endswith(LIST_LABEL):
+                # The original takes a list there; a fix that breaks on one is not cleared by guesses.
+                results.extend(family_check(original, rewritten, case, True, user, "as lists")[0])
+                continue
             results.append(check_case(original, rewritten, case, bool(job.get("grad", True))))
         scalars = numpy_scalars(cases[0], original)
         if scalars is not None:
             results.extend(numpy_family_check(original, rewritten, scalars))
         family = job.get("x64_family") or "required"
         if not job.get("x64") and family != "off":
-            checked, advisory = x64_family_check(original, rewritten, numpy_scalars(cases[0], original, x64=True), family, user)
+            checked, advisory = family_check(
+                original, rewritten, numpy_scalars(cases[0], original, x64=True), family == "required", user, X64_FAMILY
+            )
             results.extend(checked)
             if advisory:
                 advisories.append(f"{advisory}; this does not block the fix: {job.get('x64_evidence') or family}")
