@@ -129,6 +129,19 @@ def take_snapshot(src: str, dest: Path, fallback: bool = True) -> str:
     raise SystemExit("could not snapshot a working jaxloopfix from " + src)
 
 
+def _loop_record(d: dict) -> dict:
+    """What the hunt keeps of one finding in `check`'s JSON."""
+    fix = d.get("fix")
+    return {
+        "code": d.get("code"),
+        "row": d.get("location", {}).get("row"),
+        "message": d.get("message"),
+        "fix": None if fix is None else fix.get("applicability"),
+        "fix_message": None if fix is None else fix.get("message"),
+        "no_fix_reason": d.get("no_fix_reason"),
+    }
+
+
 def check_json(src: str, path: Path) -> tuple[list[dict], str | None]:
     """Diagnostics of one program: rule, fix applicability and message per reported loop."""
     err = None
@@ -147,15 +160,7 @@ def check_json(src: str, path: Path) -> tuple[list[dict], str | None]:
         return [], err
     loops = []
     for d in diags:
-        fix = d.get("fix")
-        loops.append({
-            "code": d.get("code"),
-            "row": d.get("location", {}).get("row"),
-            "message": d.get("message"),
-            "fix": None if fix is None else fix.get("applicability"),
-            "fix_message": None if fix is None else fix.get("message"),
-            "no_fix_reason": d.get("no_fix_reason"),
-        })
+        loops.append(_loop_record(d))
     return loops, None
 
 
@@ -206,21 +211,12 @@ def batch_prepass(src: str, progs: list[Path], work: Path) -> dict[str, dict] | 
         stem = Path(d.get("filename", "")).stem
         if stem not in out:
             continue
-        fix = d.get("fix")
-        out[stem]["loops"].append({
-            "code": d.get("code"),
-            "row": d.get("location", {}).get("row"),
-            "message": d.get("message"),
-            "fix": None if fix is None else fix.get("applicability"),
-            "fix_message": None if fix is None else fix.get("message"),
-            "no_fix_reason": d.get("no_fix_reason"),
-        })
+        out[stem]["loops"].append(_loop_record(d))
     return out
 
 
 # ----------------------------------------------------------------------------- runtime comparison
 def _tolerance(dtype) -> tuple[float, float] | None:
-    import numpy as np
     import jax.numpy as jnp
 
     dt = jnp.dtype(dtype)
@@ -252,8 +248,6 @@ def compare(ref, got) -> str | None:
             return f"leaf {i}: shape {a_sh} vs {b_sh}"
         if str(a_dt) != str(b_dt):
             return f"leaf {i}: dtype {a_dt} vs {b_dt}"
-        wa = getattr(a, "weak_type", None)
-        wb = getattr(b, "weak_type", None)
         x = np.asarray(jnp.asarray(a).astype(jnp.float64) if jnp.asarray(a).dtype == jnp.bfloat16 else a)
         y = np.asarray(jnp.asarray(b).astype(jnp.float64) if jnp.asarray(b).dtype == jnp.bfloat16 else b)
         tol = _tolerance(jnp.asarray(a).dtype) if hasattr(a, "dtype") or isinstance(a, float) else None
@@ -440,7 +434,7 @@ def process(src: str, prog: Path, work: Path, pre: dict | None = None) -> dict:
             modes = {m for v in ("safe", "all") for m in rec["wrong_modes"].get(v, [])}
             x64 = "x64" in modes and "x32" not in modes
             rec["verify"] = verify(src, prog, x64)
-    except Exception as e:  # noqa: BLE001
+    except Exception:  # noqa: BLE001
         rec["harness_error"] = traceback.format_exc()[-1500:]
     rec["seconds"] = round(time.time() - t0, 1)
     return rec

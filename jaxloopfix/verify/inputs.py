@@ -16,6 +16,7 @@ import functools
 import inspect
 import itertools
 import re
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
@@ -405,10 +406,16 @@ def _replay(entry: dict, counter: Iterator[int]) -> Any:
     return _concrete(ArrayT(shape, dtype), 0, counter)
 
 
-def from_module_examples(module: Any, function: str) -> list[Case] | None:
-    """The module's own examples: a module-level `example_inputs()` returning `(args, kwargs)`
-    pairs, or `(function_name, args, kwargs)` triples of which those naming `function` are used.
-    These are the calls the module's author wrote down, so they come before synthesized guesses."""
+_PRODUCED: "weakref.WeakKeyDictionary[Any, list | None]" = weakref.WeakKeyDictionary()
+
+
+def _module_examples(module: Any) -> list | None:
+    """What the module's `example_inputs()` returns, as a list of entries; called once per module,
+    since verify reads it for the function itself and again for the functions that reach it."""
+    try:
+        return _PRODUCED[module]
+    except (KeyError, TypeError):
+        pass
     factory = getattr(module, MODULE_EXAMPLES, None)
     if not callable(factory):
         return None
@@ -417,11 +424,25 @@ def from_module_examples(module: Any, function: str) -> list[Case] | None:
     except BaseException as exc:
         raise InputError(f"the module's {MODULE_EXAMPLES}() raised") from exc
     entries = [produced] if _is_pair(produced) else produced
-    if not isinstance(entries, (list, tuple)):
-        return None
+    entries = list(entries) if isinstance(entries, (list, tuple)) else None
+    try:
+        _PRODUCED[module] = entries
+    except TypeError:
+        pass  # not weakly referenceable: read it again next time
+    return entries
+
+
+def _named(entry: Any) -> bool:
+    return isinstance(entry, tuple) and len(entry) == 3 and isinstance(entry[0], str)
+
+
+def from_module_examples(module: Any, function: str) -> list[Case] | None:
+    """The module's own examples: a module-level `example_inputs()` returning `(args, kwargs)`
+    pairs, or `(function_name, args, kwargs)` triples of which those naming `function` are used.
+    These are the calls the module's author wrote down, so they come before synthesized guesses."""
     pairs = []
-    for entry in entries:
-        if isinstance(entry, tuple) and len(entry) == 3 and isinstance(entry[0], str):
+    for entry in _module_examples(module) or []:
+        if _named(entry):
             if entry[0] == function:
                 pairs.append((entry[1], entry[2]))
         elif _is_pair(entry):
@@ -432,18 +453,10 @@ def from_module_examples(module: Any, function: str) -> list[Case] | None:
 def caller_examples(module: Any, function: str) -> list[tuple[str, list[Case]]]:
     """(name, cases) for each other module-level function the module's `example_inputs()` names,
     in the order it names them: entry points to verify `function` through (see `through_caller`)."""
-    factory = getattr(module, MODULE_EXAMPLES, None)
-    if not callable(factory):
-        return []
-    try:
-        produced = factory()
-    except BaseException as exc:
-        raise InputError(f"the module's {MODULE_EXAMPLES}() raised") from exc
     grouped: dict[str, list] = {}
-    for entry in produced if isinstance(produced, (list, tuple)) else []:
-        if isinstance(entry, tuple) and len(entry) == 3 and isinstance(entry[0], str) and entry[0] != function:
-            if callable(getattr(module, entry[0], None)):
-                grouped.setdefault(entry[0], []).append((entry[1], entry[2]))
+    for entry in _module_examples(module) or []:
+        if _named(entry) and entry[0] != function and callable(getattr(module, entry[0], None)):
+            grouped.setdefault(entry[0], []).append((entry[1], entry[2]))
     return [(name, _from_pairs(pairs, f"{MODULE_EXAMPLES}[{{i}}] through `{name}`")) for name, pairs in grouped.items()]
 
 

@@ -8,6 +8,7 @@ a test suite, a training script, a notebook runner.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import tempfile
@@ -52,7 +53,7 @@ def record(command: Sequence[str], paths: Sequence[Path], settings: Settings, ro
     with tempfile.TemporaryDirectory(prefix="jaxloopfix-record-") as tmp:
         folder = Path(tmp)
         (folder / "sitecustomize.py").write_text(SITECUSTOMIZE, encoding="utf-8")
-        (folder / "targets.json").write_text(__import__("json").dumps(targets), encoding="utf-8")
+        (folder / "targets.json").write_text(json.dumps(targets), encoding="utf-8")
         out = folder / "out"
         out.mkdir()
         env = dict(os.environ)

@@ -481,15 +481,6 @@ def x64_enabled():
         jax.config.update("jax_enable_x64", before)
 
 
-def numpy_family_check(original: Callable, rewritten: Callable, case) -> list[dict]:
-    """NumPy scalars for the numbers (see `numpy_scalars`): required, like any case the original accepts;
-    an original that rejects them leaves the family out."""
-    try:
-        return [check_case(original, rewritten, case, False)]
-    except StepError:
-        return []
-
-
 def family_check(
     original: Callable, rewritten: Callable, case, required: bool, user: UserFiles, what: str
 ) -> tuple[list[dict], str | None]:
@@ -872,7 +863,8 @@ def verify(job: dict) -> dict:
             results.append(check_case(original, rewritten, case, bool(job.get("grad", True))))
         scalars = numpy_scalars(cases[0], original)
         if scalars is not None:
-            results.extend(numpy_family_check(original, rewritten, scalars))
+            # Required, like any case the original accepts; an original that rejects them leaves it out.
+            results.extend(family_check(original, rewritten, scalars, True, user, "with NumPy scalars")[0])
         family = job.get("x64_family") or "required"
         if not job.get("x64") and family != "off":
             checked, advisory = family_check(
