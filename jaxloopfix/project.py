@@ -87,7 +87,9 @@ def may_define_framework_classes(texts: Iterable[str], extra_base_classes: tuple
     words = re.compile(r"\b(?:" + "|".join(re.escape(root) for root in sorted(roots)) + r")\b")
     # A substring test first: far cheaper than the regex on the many files that name none.
     return any(
-        (any(root in text for root in roots) and words.search(text)) or ("jit" in text and TRACED_METHOD.search(text))
+        (any(root in text for root in roots) and words.search(text))
+        or ("jit" in text and TRACED_METHOD.search(text))
+        or ("self." in text and WRAPPED_METHOD.search(text))
         for text in texts
     )
 
@@ -95,6 +97,13 @@ def may_define_framework_classes(texts: Iterable[str], extra_base_classes: tuple
 # A method under a jit decorator (`@partial(jax.jit, static_argnames=("self",))`): its calls on
 # `self` run subclasses' overrides traced (`traced.HOOKS`), so classes flow between modules.
 TRACED_METHOD = re.compile(r"^[ \t]+@[\w.]*(?:jit|partial\([\w.]*jit)\b[^\n]*\n(?:[ \t]*@[^\n]*\n)*[ \t]*def \w+\(\s*self\b", re.M)
+
+# A transform of a method reference (`jax.value_and_grad(self.loss_fn)`): subclasses' overrides
+# of the method run under it (`traced.TracedFinder._wrapped_self`), so classes flow too.
+WRAPPED_METHOD = re.compile(
+    r"\b(?:jit|grad|value_and_grad|vmap|pmap|jacfwd|jacrev|hessian|checkpoint|remat|filter_jit|filter_grad"
+    r"|filter_value_and_grad|filter_vmap)\(\s*self\.\w+\s*[,)]"
+)
 
 
 @dataclass

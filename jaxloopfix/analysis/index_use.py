@@ -162,18 +162,18 @@ class IndexUseChecker:
                 return
             if isinstance(parent, cst.Slice):
                 result.refusal = (
-                    f"the loop index `{code}` is a slice bound (`x[t:t + k]`); traced slice bounds raise an "
+                    f"the loop index {self._shown(code)} is a slice bound (`x[t:t + k]`); traced slice bounds raise an "
                     "IndexError (use `lax.dynamic_slice_in_dim`)"
                 )
                 return
             if isinstance(parent, (cst.If, cst.While, cst.IfExp, cst.BooleanOperation, cst.Assert)):
                 result.refusal = (
-                    f"the loop index `{code}` decides Python control flow (`if`/`and`/`or`); "
+                    f"the loop index {self._shown(code)} decides Python control flow (`if`/`and`/`or`); "
                     "in a scan step it is traced and cannot be converted to bool"
                 )
                 return
             if isinstance(parent, cst.For):
-                result.refusal = f"the loop index `{code}` sets the trip count of an inner loop"
+                result.refusal = f"the loop index {self._shown(code)} sets the trip count of an inner loop"
                 return
             if isinstance(parent, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
                 if isinstance(parent, cst.AugAssign) and parent.value is node:
@@ -211,7 +211,7 @@ class IndexUseChecker:
         position = next(i for i, a in enumerate(call.args) if a is arg)
         if isinstance(func, cst.Attribute) and isinstance(func.value, (cst.SimpleString, cst.ConcatenatedString)):
             result.refusal = (
-                f"the loop index `{code}` is formatted into a string (`{self.parsed.code(call)}`), "
+                f"the loop index {self._shown(code)} is formatted into a string (`{self.parsed.code(call)}`), "
                 "which needs a concrete Python value"
             )
             return
@@ -220,17 +220,17 @@ class IndexUseChecker:
                 self._value_use(code, result)
                 return
             result.refusal = (
-                f"the loop index `{code}` is passed to `{qname.removeprefix('builtins.')}()`, "
+                f"the loop index {self._shown(code)} is passed to `{qname.removeprefix('builtins.')}()`, "
                 "which needs a concrete Python value"
             )
             return
         if qname is not None and qname.startswith("jax."):
             short = qname.rsplit(".", 1)[-1]
             if arg.keyword is not None and arg.keyword.value not in {"x", "y", "a", "b", "operand", "index", "indices", "data"}:
-                result.refusal = f"the loop index `{code}` is passed as `{arg.keyword.value}=` to `{short}`, which needs a static value"
+                result.refusal = f"the loop index {self._shown(code)} is passed as `{arg.keyword.value}=` to `{short}`, which needs a static value"
                 return
             if short in SHAPE_FIRST or (position > 0 and short not in VALUE_ARGS):
-                result.refusal = f"the loop index `{code}` is passed to `{short}` where a static value is needed"
+                result.refusal = f"the loop index {self._shown(code)} is passed to `{short}` where a static value is needed"
                 return
             if short not in INDEX_ARGS and not boolean:
                 self._value_use(code, result)
@@ -241,10 +241,10 @@ class IndexUseChecker:
                 self._value_use(code, result)  # x.at[i].set(t): the index becomes data
                 return
             if self.is_array(receiver):
-                result.refusal = f"the loop index `{code}` is passed to the array method `.{func.attr.value}()`, which may need a static value"
+                result.refusal = f"the loop index {self._shown(code)} is passed to the array method `.{func.attr.value}()`, which may need a static value"
                 return
         result.unsafe_reasons.append(
-            f"the loop index `{code}` is passed to `{self.parsed.code(func)}`, which may use it as a Python int"
+            f"the loop index {self._shown(code)} is passed to `{self.parsed.code(func)}`, which may use it as a Python int"
         )
 
 

@@ -172,7 +172,8 @@ MODULE_BASES: dict[str, _Framework] = {
 COMPACT: frozenset[str] = frozenset({"flax.linen.compact", "flax.linen.module.compact"})
 # Run at construction (or initialisation, for linen's `setup`), not under a trace.
 CONSTRUCTORS: frozenset[str] = frozenset({"__init__", "__post_init__", "__check_init__", "__new__", "setup"})
-PARTIAL: frozenset[str] = frozenset({"functools.partial"})
+# `jax.partial` is the legacy re-export of `functools.partial` (`@jax.partial(jax.jit, static_argnums=1)`).
+PARTIAL: frozenset[str] = frozenset({"functools.partial", "jax.partial"})
 
 
 @dataclass
@@ -205,6 +206,9 @@ class _Start:
     custom: tuple[tuple[cst.FunctionDef, int], ...]
     links: ModuleLinks  # never appended to: each lint resumes with a copy
     classes: tuple[cst.ClassDef, ...]
+    # Methods a transform wraps as `self.name` (`jax.value_and_grad(self.loss_fn)`), by class:
+    # a subclass's override runs under the same transform.
+    wrapped_self: tuple[tuple[cst.ClassDef, str], ...] = ()
     # `TracedFinder._reached_from` per traced function, filled by the lints that resume here:
     # it depends on the text and the settings but the seeds, as the rest of this start does.
     reached: dict[cst.FunctionDef, tuple[list, list[ExternalTrace]]] = field(default_factory=dict, compare=False)
@@ -316,6 +320,7 @@ class TracedFinder:
         self._hooks: dict[cst.ClassDef, set[str]] = {}
         # `_reached_from` per traced function, kept with the text's syntax (`_Start.reached`).
         self._reached: dict[cst.FunctionDef, tuple[list, list[ExternalTrace]]] = {}
+        self._wrapped_self: list[tuple[cst.ClassDef, str]] = []
 
     # -- transform recognition -------------------------------------------------
     def transform_of(self, expr: cst.BaseExpression) -> _Transform | None:
@@ -437,10 +442,13 @@ class TracedFinder:
         for base in cls.bases:
             if base.keyword is not None:
                 continue
-            qname = self._qname(base.value)
+            # `class GridEnv(Environment[State, Params])`: the base is the subscripted class, as
+            # Python's method resolution order has it (`__class_getitem__` returns an alias).
+            value = base.value.value if isinstance(base.value, cst.Subscript) else base.value
+            qname = self._qname(value)
             if qname in self.bases:
                 return self.bases[qname], qname
-            local = self.resolve_class(base.value)
+            local = self.resolve_class(value)
             if local is not None and local is not cls:
                 found = self.framework_of(local, depth + 1)
                 own = self._hooks.get(local)
@@ -450,7 +458,7 @@ class TracedFinder:
                     return found
                 if own:
                     return _hook_framework(local.name.value, own), local.name.value
-            imported = self._imported(base.value) if local is None else None
+            imported = self._imported(value) if local is None else None
             if imported is not None:
                 qualified = ".".join(imported)
                 known = self._site_classes.get(qualified)
@@ -749,6 +757,9 @@ class TracedFinder:
             if wrapped is not None and wrapped[0] not in self.traced:
                 func, transform = wrapped
                 self._mark(func, self._at_line(f"wrapped by `{shorten(parsed.code(call))}`", call), transform)
+                owner = self.parsed.parent(self.parsed.parent(func) or func)
+                if isinstance(owner, cst.ClassDef) and isinstance(self.wrapped_target(call)[0], cst.Attribute):  # type: ignore[index]
+                    self._wrapped_self.append((owner, func.name.value))
             elif wrapped is None:
                 # `loss_fn = make_loss(cfg)` then `jax.grad(loss_fn)`: what the alias may name.
                 target = self.wrapped_target(call)
@@ -765,6 +776,7 @@ class TracedFinder:
             tuple(self._custom.items()),
             self.links.copy(),
             tuple(classes),
+            tuple(self._wrapped_self),
         )
 
     def _resume(self, start: _Start) -> list[cst.ClassDef]:
@@ -775,6 +787,7 @@ class TracedFinder:
         }
         self._custom = dict(start.custom)
         self._hooks = {}
+        self._wrapped_self = list(start.wrapped_self)
         self.links = start.links.copy()
         return list(start.classes)
 
@@ -922,12 +935,91 @@ class TracedFinder:
             elif isinstance(node, cst.Call) and not finder._builds_message(node, outer):
                 callee = finder.resolve_function(node.func)
                 if callee is None and isinstance(node.func, cst.Attribute):
-                    callee = finder.resolve_method(node.func, outer)
+                    callee = finder.resolve_method(node.func, outer) or finder._instance_method(node.func, outer)
                 if callee is not None and callee is not outer:
                     found.append((callee, finder._at_line(f"called from traced function `{outer.name.value}`", node)))
+                elif callee is None and finder._calls_an_object(node, outer):
+                    for method, made in finder._called_objects():
+                        if method is not outer:
+                            found.append((method, finder._at_line(
+                                f"`__call__` of `{finder.parsed.code(made.func)}`, whose instance (made on line "
+                                f"{finder.parsed.call_line(made)}) is called as `{shorten(finder.parsed.code(node), 30)}` "
+                                f"in traced function `{outer.name.value}`", node)))
                 elif callee is None:
                     finder._external(node.func, f"called from traced function `{outer.name.value}`", node)
         return found
+
+    # -- calls on objects -------------------------------------------------------
+    def _calls_an_object(self, call: cst.Call, caller: cst.FunctionDef) -> bool:
+        """`t(x)` where `t` is an item of a container or an attribute (`for t in self.transforms`,
+        `self.head(x)`, `layers[i](x)`): Python calls its class's `__call__`."""
+        func = call.func
+        if isinstance(func, cst.Subscript):
+            return True
+        if isinstance(func, cst.Attribute):
+            return isinstance(func.value, cst.Name) and func.value.value == "self" and self.resolve_method(func, caller) is None
+        if not isinstance(func, cst.Name) or self.resolve_function(func) or self.resolve_class(func):
+            return False
+        scope = self.parsed.scope(func)
+        try:
+            bindings = list(scope[func.value]) if scope is not None else []
+        except Exception:  # noqa: BLE001 - a name libcst cannot look up is just unknown
+            return False
+        return any(isinstance(getattr(b, "node", None), cst.For) or isinstance(self.parsed.parent(getattr(b, "node", None) or func), cst.For) for b in bindings)
+
+    def _called_objects(self) -> list[tuple[cst.FunctionDef, cst.Call]]:
+        """`__call__` methods of this module's classes (frameworks' aside: theirs are entries
+        already) whose instances are made in this module, with a call that makes one."""
+        kept = self.parsed.kept("called objects")
+        key = self.settings_key  # the frameworks of base classes depend on the project's classes
+        if key not in kept:
+            calls: dict[cst.ClassDef, cst.FunctionDef] = {}
+            for node in self.parsed.module.body:
+                if isinstance(node, cst.ClassDef) and self.framework_of(node) is None:
+                    method = next((m for m in node.body.body if isinstance(m, cst.FunctionDef) and m.name.value == "__call__"), None)
+                    if method is not None:
+                        calls[node] = method
+            found: list[tuple[cst.FunctionDef, cst.Call]] = []
+            for node in self.parsed.nodes if calls else ():
+                if type(node) is cst.Call and isinstance(node.func, cst.Name):
+                    cls = self.resolve_class(node.func)
+                    if cls in calls and all(calls[cls] is not f for f, _ in found):
+                        found.append((calls[cls], node))
+            kept[key] = found
+        return list(kept[key])
+
+    def _instance_method(self, attr: cst.Attribute, caller: cst.FunctionDef) -> cst.FunctionDef | None:
+        """`Chain(...).apply(x)`, `build().apply(x)`, `c = Chain(...); c.apply(x)`: the method of
+        the class the receiver is an instance of, when a call of this module makes it."""
+        cls = self._instance_class(attr.value, caller, 0)
+        if cls is None:
+            return None
+        return next((m for m in cls.body.body if isinstance(m, cst.FunctionDef) and m.name.value == attr.attr.value), None)
+
+    def _instance_class(self, expr: cst.BaseExpression, caller: cst.FunctionDef, depth: int) -> cst.ClassDef | None:
+        if depth > 3:
+            return None
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name):
+            cls = self.resolve_class(expr.func)
+            if cls is not None:
+                return cls
+            func = self.resolve_function(expr.func)
+            if func is None:
+                return None
+            returned = {
+                self._instance_class(r.value, func, depth + 1)
+                for r in descendants(func) if isinstance(r, cst.Return) and r.value is not None
+            }
+            return returned.pop() if len(returned) == 1 else None
+        if isinstance(expr, cst.Name):
+            values = [
+                a.value for a in descendants(caller)
+                if isinstance(a, cst.Assign) and len(a.targets) == 1
+                and isinstance(a.targets[0].target, cst.Name) and a.targets[0].target.value == expr.value
+            ]
+            if len(values) == 1:
+                return self._instance_class(values[0], caller, depth + 1)
+        return None
 
     def _builds_message(self, call: cst.Call, outer: cst.FunctionDef) -> bool:
         """`str(pp_jaxpr(...))`, `f"{describe(x)}"`, a call in a `raise` or an `except:` block:
@@ -1080,6 +1172,11 @@ class TracedFinder:
     def _collect_hooks(self) -> bool:
         """Record the methods each traced method calls on `self`; whether any are new."""
         changed = False
+        for cls, name in self._wrapped_self:
+            known = self._hooks.setdefault(cls, set())
+            if name not in known:
+                known.add(name)
+                changed = True
         for func in list(self.traced):
             cls = self.parsed.parent(self.parsed.parent(func) or func)
             if not isinstance(cls, cst.ClassDef):
