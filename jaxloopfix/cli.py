@@ -116,6 +116,11 @@ def main() -> None:
     "--isolated", is_flag=True,
     help="Analyse only PATHS: ignore what the rest of each file's project traces (default: follow it).",
 )
+@click.option(
+    "--explain", metavar="FILE[:LINE]",
+    help="Print why each loop of FILE (or the one at LINE) was or was not reported: the path that traces "
+    "it, the kinds that decided, the evidence.",
+)
 def check(
     paths: tuple[Path, ...],
     fix: bool,
@@ -135,6 +140,7 @@ def check(
     jobs: int | None = None,
     no_cache: bool = False,
     isolated: bool = False,
+    explain: str | None = None,
 ) -> None:
     """Check PATHS (default: the current directory) for loops unrolled under a JAX trace."""
     if _OWN_PROCESS:
@@ -163,6 +169,8 @@ def check(
 
     settings = _override_codes(settings, select=select, ignore=ignore, extend_select=extend_select, known=list(RULE_NAMES))
     names = dict(RULE_NAMES)
+    if explain is not None:
+        _explain(explain, settings)
 
     if use_stdin:
         outcome = _check_stdin(
@@ -354,6 +362,19 @@ def _project_settings(path: Path, text: str, settings: Settings) -> Settings:
     if cache is not None:
         cache.save()
     return seeded
+
+
+def _explain(target: str, settings: Settings) -> NoReturn:
+    """`check --explain FILE[:LINE]`: print the explanation and exit 0 (2 when FILE cannot be read)."""
+    from jaxloopfix.explain import explain, parse_target
+    from jaxloopfix.files import SourceError
+
+    path, line = parse_target(target)
+    try:
+        click.echo(explain(path, line, settings))
+    except (SourceError, OSError) as exc:
+        _fail(f"error: {path}: {exc}")
+    sys.exit(0)
 
 
 def _fail(message: str) -> NoReturn:

@@ -38,8 +38,9 @@ class Settings:
     extra_traced_decorators: tuple[str, ...] = ()
     # Qualified names of base classes whose subclasses' methods (but constructors) run traced.
     extra_traced_base_classes: tuple[str, ...] = ()
-    # A loop with a literal trip count below this is left alone: unrolling it is cheap.
-    min_trip_count: int = 8
+    # A loop with a literal trip count below this is left alone: unrolling a few steps (up to 4,
+    # as the own corpus's labels have it) is cheap; five steps of a full update already are not.
+    min_trip_count: int = 5
     max_file_size: int = 10 * 1024 * 1024
     # `lax.scan(..., unroll=k)` in generated code: a project default, and per-function choices
     # written by `verify --tune-unroll` (function name -> k).

@@ -672,6 +672,9 @@ def _reach(
                     work.extend(functions[arg.id])
                 if isinstance(arg, ast.Attribute) and arg.attr in functions:
                     work.extend(functions[arg.attr])  # `jax.vmap(self.run)`: a bound method
+                elif isinstance(arg, ast.Attribute) and arg is not call.func and isinstance(arg.value, ast.Name) \
+                        and arg.value.id == "self":
+                    work.extend(functions.get("__call__", ()))  # `jax.grad(self.loss)`: an object's `__call__`
                 if isinstance(arg, ast.Name) and arg.id in classes:
                     lifted.add(arg.id)  # `nn.scan(Cell, ...)`
                 if isinstance(arg, ast.Name) and arg is not call.func and arg.id not in functions:
@@ -696,6 +699,8 @@ def _reach(
         for name in own.callees:
             if name in functions:
                 work.extend(functions[name])
+            elif "__call__" in functions:
+                work.extend(functions["__call__"])  # `stage(x)` on an item or attribute: an object's `__call__`
         if imported and not own.roots.isdisjoint(imported):
             possible = True  # traced code calling into the project: follow it there
     if aliased:

@@ -38,6 +38,11 @@ EQUAL = {
         "        h = h + xs[t] + sum([xs[t] for t in range(2)])\n        outs.append(h)\n    return jnp.stack(outs)\n",
         "f", lambda: (jnp.arange(15.0).reshape(5, 3) / 10,),
     ),
+    "index_compared_with_array_is_an_array": (
+        H + "@jax.jit\ndef f(x, pos):\n    out = []\n    for k in range(x.shape[0]):\n        m = pos >= k\n"
+        "        out.append(jnp.where(m[:, None], x[k], 0.0))\n    return jnp.stack(out)\n",
+        "f", lambda: (jnp.arange(12.0).reshape(4, 3), jnp.array([0, 2, 3])),
+    ),
     "range_may_be_empty": (
         H + "@jax.jit\ndef f(xs):\n    h = jnp.zeros(xs.shape[1:])\n    for t in range(xs.shape[0] - 10):\n"
         "        h = 0.5 * h + xs[t]\n    return h\n",

@@ -499,10 +499,13 @@ class ContainerEvidence:
                 chunked |= names
             elif reads & shifted:
                 shifted |= names
+        step = _range_step(self.parsed, loop.iter)
         for node in nodes:
             if isinstance(node, cst.Slice):
                 bounds = [b for b in (node.lower, node.upper) if b is not None]
                 reads = {n.value for b in bounds for n in descendants(b) if isinstance(n, cst.Name)}
+                if step is not None and _window_of_step(self.parsed, node, index, step):
+                    continue  # `range(0, n, mb)` and `perm[s:s + mb]`: windows side by side, chunks of the axis
                 if bounds and reads & shifted and not reads & chunked and not any(_multiplies(b, index) for b in bounds):
                     window = self.parsed.parent(self.parsed.parent(node))
                     code = shorten(self.parsed.code(window), 40) if window is not None else "a slice"
@@ -839,6 +842,24 @@ MUTATING_METHODS = frozenset(
 )
 
 
+def _range_step(parsed: ParsedModule, expr: cst.BaseExpression) -> str | None:
+    """The step of `range(start, stop, step)`, as code."""
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and len(expr.args) == 3:
+        if parsed.qualified_name(expr.func) == "builtins.range":
+            return parsed.code(expr.args[2].value)
+    return None
+
+
+def _window_of_step(parsed: ParsedModule, window: cst.Slice, index: str, step: str) -> bool:
+    """`x[s:s + step]` (or `x[s:min(s + step, n)]`) over `range(a, b, step)`: a window exactly one
+    step wide, so consecutive windows do not overlap."""
+    lower, upper = window.lower, window.upper
+    if not (isinstance(lower, cst.Name) and lower.value == index and upper is not None):
+        return False
+    text = "".join(parsed.code(upper).split())
+    return text in (f"{index}+{step}", f"{step}+{index}") or text.startswith((f"min({index}+{step},", f"min({step}+{index},"))
+
+
 def _constructor(func: cst.BaseExpression) -> bool:
     """`MaskedDense`, `dist.Normal`: a CapWords name, a class by PEP 8 (not an ALL_CAPS constant)."""
     name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
@@ -940,8 +961,12 @@ def _array_attribute(name: str) -> bool:
 
 
 def _indexed_by(node: cst.Subscript, index: str) -> bool:
+    """`x[t]`, `x[t + 1, :]`: an item selected by the index. A key built as text from it
+    (`info[f"h_{t}"]`) names a dict entry; it selects nothing by position."""
     for element in node.slice:
         s = element.slice
+        if isinstance(s, cst.Index) and _string_from(s.value, index):
+            continue
         if isinstance(s, cst.Index) and any(isinstance(n, cst.Name) and n.value == index for n in descendants(s.value)):
             return True
         if isinstance(s, cst.Index) and isinstance(s.value, cst.Name) and s.value.value == index:

@@ -15,7 +15,8 @@ import libcst as cst
 
 from jaxloopfix.analysis.arrays import ArrayFacts
 from jaxloopfix.analysis.names import loads, stored_names
-from jaxloopfix.analysis.source import ParsedModule
+from jaxloopfix.analysis.value_kinds import ARRAY, ValueKinds
+from jaxloopfix.analysis.source import ParsedModule, shorten
 
 # jnp/lax functions whose first argument is a shape, a size or an axis.
 SHAPE_FIRST = frozenset(
@@ -51,19 +52,31 @@ class IndexUse:
 
 
 class IndexUseChecker:
-    def __init__(self, parsed: ParsedModule, facts: ArrayFacts, body: list[cst.BaseStatement], array_names: set[str]) -> None:
+    def __init__(
+        self,
+        parsed: ParsedModule,
+        facts: ArrayFacts,
+        body: list[cst.BaseStatement],
+        array_names: set[str],
+        kinds: ValueKinds | None = None,
+    ) -> None:
         self.parsed = parsed
         self.facts = facts
         self.body = body
         self.array_names = array_names  # arrays inside the step: carries, slices, element names
+        self.kinds = kinds  # what values are (`value_kinds`): `pos >= t` of an array is an array
 
     def is_array(self, expr: cst.BaseExpression) -> bool:
         if isinstance(expr, cst.Name) and expr.value in self.array_names:
             return True
         if isinstance(expr, (cst.BinaryOperation,)):
             return self.is_array(expr.left) or self.is_array(expr.right)
+        if isinstance(expr, cst.Comparison):
+            return self.is_array(expr.left) or any(self.is_array(c.comparator) for c in expr.comparisons)
         if isinstance(expr, cst.Subscript):
             return self.is_array(expr.value)
+        if self.kinds is not None and self.kinds.of(expr).name == ARRAY:
+            return True
         return self.facts.is_array(expr)
 
     def tainted(self, index: str) -> set[str]:
@@ -187,6 +200,21 @@ class IndexUseChecker:
             result.refusal = f"the loop index {self._shown(code)} is used as a Python value"
             return
 
+    def _axis_parameter(self, call: cst.Call, arg: cst.Arg, position: int) -> str | None:
+        """The axis parameter `arg` binds: `axis=i` to any call, or the position of a parameter
+        named `axis` of a function of this module (`helper(x, i)` with `def helper(x, axis)`)."""
+        if arg.keyword is not None:
+            return arg.keyword.value if arg.keyword.value in AXIS_PARAMETERS else None
+        if arg.star or not isinstance(call.func, cst.Name):
+            return None
+        helper = next((s for s in self.parsed.module.body if isinstance(s, cst.FunctionDef) and s.name.value == call.func.value), None)
+        if helper is None:
+            return None
+        params = [*helper.params.posonly_params, *helper.params.params]
+        if position < len(params) and params[position].name.value in AXIS_PARAMETERS:
+            return params[position].name.value
+        return None
+
     def _shown(self, code: str) -> str:
         """`t`, or `t` (through `k`) for a name derived from it."""
         return f"`{self.index}`" if code == self.index else f"`{self.index}` (through `{code}`)"
@@ -209,6 +237,13 @@ class IndexUseChecker:
         func = call.func
         qname = self.parsed.qualified_name(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
         position = next(i for i, a in enumerate(call.args) if a is arg)
+        axis = self._axis_parameter(call, arg, position)
+        if axis is not None:
+            result.container = (
+                f"the loop index {self._shown(code)} is an axis (`{axis}=` of `{shorten(self.parsed.code(func), 30)}`): "
+                "each step works along a different axis, a static structure, not a step along one axis"
+            )
+            return
         if isinstance(func, cst.Attribute) and isinstance(func.value, (cst.SimpleString, cst.ConcatenatedString)):
             result.refusal = (
                 f"the loop index {self._shown(code)} is formatted into a string (`{self.parsed.code(call)}`), "
@@ -246,6 +281,10 @@ class IndexUseChecker:
         result.unsafe_reasons.append(
             f"the loop index {self._shown(code)} is passed to `{self.parsed.code(func)}`, which may use it as a Python int"
         )
+
+
+# Parameters that take an axis: a loop passing its index there steps over axes.
+AXIS_PARAMETERS = frozenset({"axis", "axes", "dim", "dims", "axis1", "axis2", "source", "destination"})
 
 
 def _value_loads(expr: cst.BaseExpression) -> list[cst.Name]:

@@ -63,7 +63,26 @@ def module_constants(parsed: ParsedModule) -> dict[str, int]:
                             counts[name] += 1
                         elif isinstance(target, cst.Name) and isinstance(value, cst.Integer):
                             values[name] = int(value.evaluated_value)
+                        elif isinstance(target, cst.Name) and value is not None:
+                            length = _literal_length(parsed, value)
+                            if length is not None:
+                                values[f"len({name})"] = length
+                                counts[f"len({name})"] = counts[name]
     return {name: value for name, value in values.items() if counts.get(name) == 1}
+
+
+def _literal_length(parsed: ParsedModule, value: cst.BaseExpression) -> int | None:
+    """The length of a literal list or tuple, or of an array built from one
+    (`ZONES = jnp.array([[...], [...], [...]])`): `len(ZONES)` is a known count (kept under
+    the key `len(ZONES)` among the module's constants)."""
+    if isinstance(value, cst.Call) and value.args and isinstance(value.func, (cst.Name, cst.Attribute)):
+        qname = parsed.qualified_name(value.func) or ""
+        if qname in ("jax.numpy.array", "jax.numpy.asarray", "numpy.array", "numpy.asarray", "builtins.tuple",
+                     "builtins.list"):
+            value = value.args[0].value
+    if isinstance(value, (cst.List, cst.Tuple)) and not any(isinstance(e, cst.StarredElement) for e in value.elements):
+        return len(value.elements)
+    return None
 
 
 def _bound_by_compound(statement: cst.CSTNode) -> set[str]:
@@ -115,6 +134,9 @@ class IterationAnalyzer:
             arg = expr.args[0].value
             if isinstance(arg, cst.Attribute) and arg.attr.value == "shape":
                 return TripCount("ndim")
+            if isinstance(arg, cst.Name) and f"len({arg.value})" in self.constants and arg.value not in self._local_values \
+                    and arg.value not in self._params:
+                return TripCount("constant", self.constants[f"len({arg.value})"])  # a module-level literal
             # The length of an array, or of a value not proven to be one (still a static count).
             return TripCount("shape") if self._array(arg) else TripCount("static")
         if isinstance(expr, cst.Name):
@@ -137,6 +159,8 @@ class IterationAnalyzer:
                 enclosing = _enclosing_assignments(self.parsed, self.traced.node, name)
                 if len(enclosing) == 1 and isinstance(enclosing[0], cst.BaseExpression) and _rank_valued(enclosing[0]):
                     return TripCount("ndim")  # `n = max(x.ndim for x in leaves)` in the enclosing function
+                if len(enclosing) == 1 and isinstance(enclosing[0], cst.Integer):
+                    return TripCount("constant", int(enclosing[0].evaluated_value))  # `n = 2` in the enclosing function
             return TripCount("unknown")
         if isinstance(expr, cst.Call) and _rank_valued(expr):
             return TripCount("ndim")

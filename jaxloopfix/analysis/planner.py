@@ -23,6 +23,7 @@ from jaxloopfix.analysis.names import assigned_names, block_flow, loads, paramet
 from jaxloopfix.analysis.plan import Accumulator, Carry, LoopPlan, Sequence
 from jaxloopfix.analysis.source import ParsedModule, descendants, shorten
 from jaxloopfix.analysis.traced import TracedFunction
+from jaxloopfix.analysis.value_kinds import ADDS, Kind, ValueKinds
 
 GROWING = frozenset(
     {"concatenate", "append", "hstack", "vstack", "column_stack", "row_stack", "dstack", "pad", "insert", "block",
@@ -33,6 +34,19 @@ GROWING = frozenset(
 STRUCTURED_LOOPS = frozenset(
     {"jax.lax.scan", "jax.lax.fori_loop", "jax.lax.while_loop", "jax.lax.map", "jax.lax.associative_scan"}
 )
+# Other libraries' structured loops (`equinox.internal.while_loop`, `flax.linen.scan`,
+# `hk.fori_loop`, `jax.experimental` loops): a loop function of one of these packages.
+STRUCTURED_NAMES = frozenset({"scan", "fori_loop", "while_loop", "associative_scan", "map", "checkpointed_while_loop",
+                              "bounded_while_loop", "scan_with_init", "dynamic_unroll", "static_unroll"})
+STRUCTURED_PACKAGES = frozenset({"jax", "equinox", "flax", "haiku", "diffrax", "optimistix", "lineax", "chex"})
+
+
+def _structured(qname: str) -> bool:
+    parts = qname.split(".")
+    return qname in STRUCTURED_LOOPS or (
+        len(parts) > 1 and parts[-1] in STRUCTURED_NAMES and parts[0] in STRUCTURED_PACKAGES
+        and not qname.startswith(("jax.numpy.", "jax.tree", "jax.tree_util."))
+    )
 
 
 class LoopPlanner:
@@ -59,49 +73,30 @@ class LoopPlanner:
             site, ask,
         )
         self.min_trip_count = min_trip_count
+        self.constants = constants
+        # Every loop planned: the rule that left it unreported and its evidence, or ("reported", "").
+        self.decisions: dict[cst.For, tuple[str, str]] = {}
         self.is_module_class = is_module_class or (lambda expr: False)
         # Loops left unreported, each with the evidence that it does not unroll array work.
         self.skipped: list[tuple[cst.For, str]] = []
 
     def plan(self, loop: cst.For) -> LoopPlan | None:
         """The loop's plan, or None with the positive evidence recorded in `skipped`: a loop in
-        traced code is reported unless something shows it does not unroll array work."""
+        traced code is reported unless something shows it does not unroll array work.
+
+        The decision reads as a table (`SKIP_RULES`): each row is a small method named after
+        what it recognises, returning the evidence in words or None; the first row with
+        evidence leaves the loop unreported. A loop no row matches is reported, and the rest
+        of this method builds the fix's plan (or the reason there is none)."""
         iteration = self.iterations.iteration(loop)
-        if iteration is not None and iteration.trip.kind == "traced":
-            return self._skip(loop, "its trip count is a traced value, which raises under a trace (JLF003 reports it)")
-        if iteration is not None and iteration.trip.kind == "ndim":
-            return self._skip(loop, "it steps over the axes of an array (`range(x.ndim)`), a few static steps")
-        disabled = self._jit_disabled_branch(loop) or self._renders_text()
-        if disabled is not None:
-            return self._skip(loop, disabled)
-        evidence = self.evidence.iterable(loop.iter)
-        if evidence is None and iteration is None and isinstance(loop.target, (cst.Tuple, cst.List)):
-            evidence = (
-                f"each item is unpacked into `{self.parsed.code(loop.target)}`: a sequence of tuples "
-                "(such as per-layer parameters), not slices of one array"
-            )
-        if evidence is None:
-            evidence = self.evidence.body(
-                loop,
-                iteration.index if iteration is not None else None,
-                [name for name, _ in iteration.elements] if iteration is not None else
-                sorted(stored_names(loop.target)),
-                iteration.trip.kind if iteration is not None else "unknown",
-            )
-        if evidence is None and iteration is not None and iteration.trip.kind == "static":
-            evidence = self._inner_hyperparameter_loop(loop)
-        if evidence is not None:
-            return self._skip(loop, evidence)
+        for rule in SKIP_RULES:
+            evidence = rule(self, loop, iteration)
+            if evidence is not None:
+                return self._skip(loop, evidence, rule.__name__)
+        self.decisions[loop] = ("reported", "")
         if iteration is None:
             iteration = self.iterations.unrecognised(loop)
         trip = iteration.trip
-        if trip.value is not None and trip.value < self.min_trip_count:
-            return self._skip(
-                loop, f"its trip count is {trip.value}, below min-trip-count ({self.min_trip_count}): a small static unroll"
-            )
-        if self._runs_structured_loop(loop):
-            # An outer loop (layers, stages) around a scan: already structured.
-            return self._skip(loop, "its body already runs a structured loop (`lax.scan`, `fori_loop`, ...)")
         plan = LoopPlan(
             loop=loop,
             function=self.traced,
@@ -128,15 +123,16 @@ class LoopPlanner:
             return plan
         body = list(loop.body.body)
         dataflow = LoopDataflow(self.parsed, self.traced, loop, self.facts)
+        reads_per_step = False  # whether the body reads `x[t]` of any array, sliceable or not
 
         # Per-step reads `x[t]` of loop-invariant arrays.
         body_assigned = assigned_names(body)
         if iteration.index is not None and iteration.kind == "range":
             # Slicing `x[a:b]` equals reading `x[t]` per step only when the range ends at x's own
             # length: JAX clamps out-of-range reads, so other sequences keep dynamic reads `x[t]`.
-            plan.sequences = [
-                s for s in self._sequences(loop, iteration.index, body_assigned) if self._sliceable(plan, s)
-            ]
+            read = self._sequences(loop, iteration.index, body_assigned)
+            reads_per_step = bool(read)
+            plan.sequences = [s for s in read if self._sliceable(plan, s)]
             for sequence in plan.sequences:
                 if not sequence.proven:
                     plan.unsafe_reasons.append(_maybe_array_reason(self.parsed.code(sequence.array)))
@@ -259,11 +255,11 @@ class LoopPlanner:
 
         # The index outside per-step reads.
         if iteration.index is not None:
-            checker = IndexUseChecker(self.parsed, self.facts, body, array_names)
+            checker = IndexUseChecker(self.parsed, self.facts, body, array_names, self.kinds)
             skip = [r for s in plan.sequences for r in s.reads]
             use = checker.check(iteration.index, skip, plan.selects)
             if use.container:
-                return self._skip(loop, use.container)
+                return self._skip(loop, use.container, "index_as_structure")
             for name in sorted(use.maybe_arrays):
                 listed = _python_list_binding(self.traced.node, name, self.parsed)
                 if listed is not None:
@@ -307,12 +303,103 @@ class LoopPlanner:
                     f"{python_level} and nothing the loop reads is known to be an array: checks, searches or "
                     "bookkeeping over Python values",
                 )
-        if reshaped and trip.kind != "shape" and not plan.sequences and not iteration.elements:
+        if reshaped and trip.kind != "shape" and not reads_per_step and not iteration.elements:
             # Over a count that is not a sequence length, each step computes on a different shape
             # (`jnp.diff`'s n-th difference, growing block matrices): a deliberate unroll of
             # distinct computations, not one step along an array axis.
             return self._skip(loop, f"{reshaped} over a count that is not a sequence length: distinct computations, not steps along an axis")
         return plan
+
+
+    # -- the rows of SKIP_RULES, in order ----------------------------------------------------
+    def traced_trip_count(self, loop: cst.For, iteration: Iteration | None) -> str | None:
+        """`for i in range(n)` with `n` a tracer raises under the trace: JLF003 reports it."""
+        if iteration is not None and iteration.trip.kind == "traced":
+            return "its trip count is a traced value, which raises under a trace (JLF003 reports it)"
+        return None
+
+    def array_axes(self, loop: cst.For, iteration: Iteration | None) -> str | None:
+        """`for axis in range(x.ndim)`: a few static steps over the axes, not along one."""
+        if iteration is not None and iteration.trip.kind == "ndim":
+            return "it steps over the axes of an array (`range(x.ndim)`), a few static steps"
+        return None
+
+    def untraced_branch(self, loop: cst.For, iteration: Iteration | None) -> str | None:
+        """The eager fallback under `if config.disable_jit.value:`, or a function that renders text."""
+        return self._jit_disabled_branch(loop) or self._renders_text()
+
+    def python_container(self, loop: cst.For, iteration: Iteration | None) -> str | None:
+        """Layers, parameters, dict entries, pytree leaves, literals (`ContainerEvidence.iterable`),
+        and tuples unpacked per item (`for w, b in params`)."""
+        evidence = self.evidence.iterable(loop.iter)
+        if evidence is None and iteration is None and isinstance(loop.target, (cst.Tuple, cst.List)):
+            evidence = (
+                f"each item is unpacked into `{self.parsed.code(loop.target)}`: a sequence of tuples "
+                "(such as per-layer parameters), not slices of one array"
+            )
+        return evidence
+
+    def python_items(self, loop: cst.For, iteration: Iteration | None) -> str | None:
+        """Kinds: it iterates a Python value whose items are Python values (a static argument's
+        tuple, `x.shape[1:]`, `enumerate(x.shape)`): each step is a distinct computation,
+        never a step along an array axis. `range(...)` is left to the other rows: its ints
+        may index an array."""
+        if _is_range(self.parsed, loop.iter):
+            return None
+        items = self.kinds.of(loop.iter).items()
+        if not items.python:
+            return None
+        return (
+            f"it iterates `{shorten(self.parsed.code(loop.iter), 40)}`, whose items are Python values at trace time "
+            f"({items.why or items.name}): each step is a distinct computation, not a step along an array axis"
+        )
+
+    def python_body(self, loop: cst.For, iteration: Iteration | None) -> str | None:
+        """What the body does (`ContainerEvidence.body`): builds modules or objects, keys dict
+        entries, stores nothing, works on ragged shapes."""
+        return self.evidence.body(
+            loop,
+            iteration.index if iteration is not None else None,
+            [name for name, _ in iteration.elements] if iteration is not None else sorted(stored_names(loop.target)),
+            iteration.trip.kind if iteration is not None else "unknown",
+        )
+
+    def python_values(self, loop: cst.For, iteration: Iteration | None) -> str | None:
+        """Kinds: every value the body stores is a Python value (ints from index arithmetic,
+        `size *= d`, strings, lists of them): it computes Python values, not array work."""
+        stored = _stores(loop)
+        if stored is None or not stored:
+            return None
+        kinds = {name: self.kinds.of_name(name) for name in stored}
+        if not all(kind.python for kind in kinds.values()):
+            return None
+        return (
+            f"every value it stores is a Python value at trace time ({_evidence(kinds)}): it computes "
+            "Python ints or text, not array work"
+        )
+
+    def static_inner_loop(self, loop: cst.For, iteration: Iteration | None) -> str | None:
+        """A count from the object's configuration inside a loop over a Python container."""
+        if iteration is not None and iteration.trip.kind == "static":
+            return self._inner_hyperparameter_loop(loop)
+        return None
+
+    def few_steps(self, loop: cst.For, iteration: Iteration | None) -> str | None:
+        """A known trip count below `min-trip-count`: a small static unroll."""
+        trip = (iteration or self.iterations.unrecognised(loop)).trip
+        if trip.value is not None and trip.value < self.min_trip_count:
+            return f"its trip count is {trip.value}, below min-trip-count ({self.min_trip_count}): a small static unroll"
+        return None
+
+    def structured_body(self, loop: cst.For, iteration: Iteration | None) -> str | None:
+        """An outer loop (layers, stages) around a `lax.scan`, `fori_loop`, or another
+        library's structured loop: already structured."""
+        found = self._runs_structured_loop(loop)
+        return f"its body already runs a structured loop (`{found}`)" if found else None
+
+    @cached_property
+    def kinds(self) -> ValueKinds:
+        return ValueKinds(self.parsed, self.traced, self.constants)
 
     def _jit_disabled_branch(self, loop: cst.For) -> str | None:
         """`if config.disable_jit.value:` / `if _DISABLE_CONTROL_FLOW_PRIM:`: the loop is the
@@ -360,9 +447,10 @@ class LoopPlanner:
                 )
         return None
 
-    def _skip(self, loop: cst.For, evidence: str) -> None:
+    def _skip(self, loop: cst.For, evidence: str, rule: str = "late") -> None:
         """Leave a loop unreported, recording the positive evidence that it does not unroll array work."""
         self.skipped.append((loop, evidence))
+        self.decisions[loop] = (rule, evidence)
         return None
 
     # -- helpers ----------------------------------------------------------------
@@ -390,7 +478,19 @@ class LoopPlanner:
             return True
         if any(c.init == "array" or c.name in self.facts.names for c in plan.carries):
             return True
-        return any(a.append is not None and self.facts.is_array(a.value) for a in plan.accumulators if a.value is not None)
+        if any(a.append is not None and self.facts.is_array(a.value) for a in plan.accumulators if a.value is not None):
+            return True
+        return self._computes_arrays(loop)
+
+    def _computes_arrays(self, loop: cst.For) -> bool:
+        """Kinds: the body computes an array (a `jnp`/`lax` call, arithmetic with one, an array
+        method) and stores it, as a name or an entry of an outer object."""
+        for node in _own_nodes(loop.body):
+            if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)) and node.value is not None:
+                value = node.value
+                if isinstance(value, (cst.Call, cst.BinaryOperation)) and self.kinds.of(value).name == "array":
+                    return True
+        return False
 
     def _reads_by_index(self, loop: cst.For, index: str) -> bool:
         """`ts[i + 1] - ts[i]`: the index selects from a value not known to be a Python container,
@@ -522,16 +622,18 @@ class LoopPlanner:
             "module calls (scan the module with `nn.scan` / `hk.scan` instead)"
         )
 
-    def _runs_structured_loop(self, loop: cst.For) -> bool:
+    def _runs_structured_loop(self, loop: cst.For) -> str | None:
+        """The first structured loop the body calls (`jax.lax.scan`, `equinox.internal.while_loop`)."""
         parsed = self.parsed
-        found = False
+        found: str | None = None
 
         class Walk(cst.CSTVisitor):
             def visit_Call(self, node: cst.Call) -> None:
                 nonlocal found
-                if isinstance(node.func, (cst.Name, cst.Attribute)):
-                    if parsed.qualified_name(node.func) in STRUCTURED_LOOPS:
-                        found = True
+                if found is None and isinstance(node.func, (cst.Name, cst.Attribute)):
+                    qname = parsed.qualified_name(node.func)
+                    if qname is not None and _structured(qname):
+                        found = qname
 
         loop.body.visit(Walk())
         return found
@@ -843,6 +945,13 @@ class LoopPlanner:
         for value in self._assigned_values(body, name):
             if _indexed_update_of(value, name):
                 continue
+            if any(
+                isinstance(n, cst.Name) and n.value == name and not (
+                    isinstance(self.parsed.parent(n), cst.Subscript) and self.parsed.parent(n).value is n  # type: ignore[union-attr]
+                )
+                for n in loads(value)
+            ):
+                continue  # the whole carry is an operand (`jnp.where(m, buf.at[i].set(v), buf)`): its shape stays
             for node in descendants(value):
                 if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and node.value.value == name:
                     return self.parsed.code(node)
@@ -1178,3 +1287,94 @@ def _index_select(
         for part in parts
     )
     return "computes" if computes else "reads"
+
+
+# The decision table of `LoopPlanner.plan`, in order: the first row with evidence leaves a loop
+# unreported. Rows named `python_*` and `structured_body` are evidence that the loop steps over
+# Python values; the others that it is not one this rule reports (JLF003's traced trip counts,
+# fallbacks run without a trace, a few static steps).
+SKIP_RULES: tuple[Callable[[LoopPlanner, cst.For, Iteration | None], str | None], ...] = (
+    LoopPlanner.traced_trip_count,
+    LoopPlanner.array_axes,
+    LoopPlanner.untraced_branch,
+    LoopPlanner.python_container,
+    LoopPlanner.python_items,
+    LoopPlanner.python_body,
+    LoopPlanner.python_values,
+    LoopPlanner.static_inner_loop,
+    LoopPlanner.few_steps,
+    LoopPlanner.structured_body,
+)
+
+
+def _is_range(parsed: ParsedModule, expr: cst.BaseExpression) -> bool:
+    """`range(...)`, or `enumerate`/`zip`/`reversed` of one: its ints may index arrays."""
+    if not isinstance(expr, cst.Call) or not isinstance(expr.func, (cst.Name, cst.Attribute)):
+        return False
+    qname = parsed.qualified_name(expr.func)
+    if qname == "builtins.range":
+        return True
+    if qname in ("builtins.enumerate", "builtins.zip", "builtins.reversed", "builtins.list", "builtins.tuple"):
+        return any(_is_range(parsed, a.value) for a in expr.args)
+    return False
+
+
+def _stores(loop: cst.For) -> set[str] | None:
+    """The names the body stores into (assigned, augmented, appended to, item-stored, inner loop
+    targets), or None when it stores elsewhere (attributes, items of expressions) or makes a
+    call whose result it drops (which may be array work on an object)."""
+    names: set[str] = set()
+    for node in _own_nodes(loop.body):
+        targets: list[cst.BaseExpression] = []
+        if isinstance(node, cst.Assign):
+            targets = [t.target for t in node.targets]
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
+            targets = [node.target]
+        elif isinstance(node, cst.For):
+            targets = [node.target]
+        elif isinstance(node, cst.Expr) and isinstance(node.value, cst.Call):
+            func = node.value.func
+            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.attr.value in ADDS:
+                names.add(func.value.value)
+                continue
+            return None
+        elif isinstance(node, (cst.Return, cst.Yield, cst.Raise, cst.Global, cst.Nonlocal, cst.Del, cst.NamedExpr,
+                               cst.With)):
+            return None
+        for target in targets:
+            if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+                names.add(target.value.value)
+            elif isinstance(target, (cst.Name, cst.Tuple, cst.List)) and all(
+                isinstance(n, (cst.Name, cst.Tuple, cst.List, cst.Element, cst.StarredElement, cst.Comma,
+                               cst.LeftParen, cst.RightParen, cst.LeftSquareBracket, cst.RightSquareBracket,
+                               cst.SimpleWhitespace, cst.ParenthesizedWhitespace))
+                for n in descendants(target)
+            ):
+                names |= stored_names(target)
+            else:
+                return None
+    return names
+
+
+def _own_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """`node`'s descendants, nested function and class bodies aside."""
+    out: list[cst.CSTNode] = []
+    stack = list(node.children)
+    while stack:
+        current = stack.pop()
+        out.append(current)
+        if not isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            stack.extend(current.children)
+    return out
+
+
+def _evidence(kinds: dict[str, Kind]) -> str:
+    """Python-value kinds in words: `` `pos` holds `int(i * w + j)` ``, `` `j` is an int of a range ``."""
+    parts: list[str] = []
+    for name in sorted(kinds)[:3]:
+        kind = kinds[name]
+        if kind.item is not None and kind.item.why:
+            parts.append(f"`{name}` holds {kind.item.why}")
+        elif kind.why:
+            parts.append(f"`{name}` is {kind.why}")
+    return "; ".join(parts) if parts else "literals"

@@ -897,6 +897,18 @@ class TracedFinder:
                 if not taker.transformed:
                     reason = self._at_line(f"{taker.label} `{shorten(parsed.code(call.func), 40)}`", call)
                     self._seed(func, reason, transformed=False)
+            initializer = self._parameter_initializer(call)
+            if initializer is not None:
+                reason = self._at_line(f"a parameter initializer given to `{shorten(parsed.code(call.func), 40)}`", call)
+                self._seed(initializer, reason, transformed=False)
+            wrapped = self.wrapped_target(call)
+            if wrapped is not None and self._object_attribute(wrapped[0], call):
+                # `jax.grad(self.loss_fn)` where `loss_fn` is no method: an object, whose `__call__` runs.
+                for method, cls in self._callable_classes():
+                    reason = self._at_line(
+                        f"`__call__` of `{cls.name.value}`, whose instances `{shorten(parsed.code(call), 40)}` may wrap", call
+                    )
+                    self._seed(method, reason, transformed=False)
             target = self._lifted_target(call)
             lifted = shorten(parsed.code(call.func), 40)
             if isinstance(target, cst.FunctionDef):
@@ -987,6 +999,45 @@ class TracedFinder:
                         found.append((calls[cls], node))
             kept[key] = found
         return list(kept[key])
+
+    def _parameter_initializer(self, call: cst.Call) -> cst.FunctionDef | None:
+        """`self.param("w", init_fn, shape)` / `self.variable(col, name, init_fn)` in a framework
+        module, `hk.get_parameter(name, shape, init=init_fn)`: the initializer runs under `init`."""
+        func = call.func
+        position, keyword = None, "init"
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+            if func.attr.value in ("param", "variable"):
+                cls = next((a for a in self.parsed.ancestors(call) if isinstance(a, cst.ClassDef)), None)
+                if cls is None or self.framework_of(cls) is None:
+                    return None
+                position, keyword = (1, "init_fn") if func.attr.value == "param" else (2, "init_fn")
+        elif self._qname(func) in ("haiku.get_parameter", "haiku.get_state"):
+            position = 3
+        if position is None:
+            return None
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        chosen = positional[position].value if len(positional) > position else next(
+            (a.value for a in call.args if a.keyword is not None and a.keyword.value == keyword), None)
+        return self.resolve_function(chosen) if chosen is not None else None
+
+    def _object_attribute(self, expr: cst.BaseExpression, node: cst.CSTNode) -> bool:
+        """`self.loss_fn` where the enclosing class defines no method `loss_fn`: an object."""
+        if not (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"):
+            return False
+        caller = next((a for a in self.parsed.ancestors(node) if isinstance(a, cst.FunctionDef)), None)
+        return caller is not None and self.resolve_method(expr, caller) is None and any(
+            isinstance(a, cst.ClassDef) for a in self.parsed.ancestors(caller)
+        )
+
+    def _callable_classes(self) -> list[tuple[cst.FunctionDef, cst.ClassDef]]:
+        """This module's classes (frameworks' aside) that define `__call__`."""
+        out = []
+        for node in self.parsed.module.body:
+            if isinstance(node, cst.ClassDef) and self.framework_of(node) is None:
+                method = next((m for m in node.body.body if isinstance(m, cst.FunctionDef) and m.name.value == "__call__"), None)
+                if method is not None:
+                    out.append((method, node))
+        return out
 
     def _instance_method(self, attr: cst.Attribute, caller: cst.FunctionDef) -> cst.FunctionDef | None:
         """`Chain(...).apply(x)`, `build().apply(x)`, `c = Chain(...); c.apply(x)`: the method of

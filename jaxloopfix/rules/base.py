@@ -37,6 +37,8 @@ class _FunctionPlans:
     skipped: list[tuple[cst.For, str]]
     wanted: frozenset[str]
     declarations: frozenset[str]
+    # Each loop's row of the planner's decision table and its evidence (`--explain`).
+    decisions: tuple[tuple[cst.For, str, str], ...] = ()
 
 
 class FileContext:
@@ -97,6 +99,7 @@ class FileContext:
                 found = kept[key] = self._plan(traced, loops, constants)
             plans.extend(replace(plan, function=traced) for plan in found.plans)
             self.skipped.extend(found.skipped)
+            self.decisions.extend(found.decisions)
             links.wanted.update(found.wanted)
             links.declarations.update(found.declarations)
         if os.environ.get("JAXLOOPFIX_EXPLAIN"):
@@ -115,12 +118,20 @@ class FileContext:
                 self.settings.site, links.declarations.add,
             )
             plans = [plan for plan in map(planner.plan, loops) if plan is not None]  # type: ignore[arg-type]
-            found = _FunctionPlans(plans, list(planner.skipped), frozenset(links.wanted), frozenset(links.declarations))
+            found = _FunctionPlans(
+                plans, list(planner.skipped), frozenset(links.wanted), frozenset(links.declarations),
+                tuple((loop, rule, evidence) for loop, (rule, evidence) in planner.decisions.items()),
+            )
         finally:
             wanted.update(links.wanted)
             declarations.update(links.declarations)
             links.wanted, links.declarations = wanted, declarations
         return found
+
+    @cached_property
+    def decisions(self) -> list[tuple[cst.For, str, str]]:
+        """Every planned loop with the rule that decided it and its evidence (filled by `loop_plans`)."""
+        return []
 
     @cached_property
     def skipped(self) -> list[tuple[cst.For, str]]:

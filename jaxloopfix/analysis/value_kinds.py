@@ -1,0 +1,429 @@
+"""What each value of a traced function is at trace time: a small lattice of kinds.
+
+A loop unrolls array work when it steps over array rows or carries arrays; it
+does not when it steps over Python values (a static argument's tuple, a shape's
+dimensions) or only computes Python ints and strings. Which it is follows from
+what the values *are*, not from how the code spells them, so every expression
+gets a kind:
+
+- `static`: a Python value at trace time (literals, `len`, `.shape[i]`, `.ndim`,
+  static arguments and fields, module constants, `int()`, arithmetic of these);
+- `shape`: a shape tuple (`x.shape`, `x.shape[1:]`), a container of statics;
+- `container`: a Python list, tuple or dict, with the kind of its items;
+- `array`: a JAX array or tracer (results of `jnp`/`lax`/`jax.random`, arithmetic
+  with an array, annotated `jax.Array` parameters);
+- `unknown`: anything else (unannotated parameters, results of unknown calls).
+
+Kinds flow through assignments, augmented assignments, unpacking, loop targets
+and comprehensions; the analysis is flow-insensitive (a name's kind joins all
+its bindings) and reaches a fixed point. `unknown` absorbs every disagreement:
+a decision that needs `static` needs positive evidence for every binding.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import libcst as cst
+
+from jaxloopfix.analysis.names import parameters
+from jaxloopfix.analysis.source import ParsedModule
+from jaxloopfix.analysis.traced import TracedFunction
+from jaxloopfix.analysis.traced_values import STATIC_ATTRIBUTES, static_fields
+from jaxloopfix.analysis.walk import walk
+
+STATIC, SHAPE, CONTAINER, ARRAY, UNKNOWN = "static", "shape", "container", "array", "unknown"
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A value's kind; `item` is the kind of a container's items, `why` the evidence in words."""
+
+    name: str
+    item: Kind | None = None
+    why: str = ""
+
+    @property
+    def python(self) -> bool:
+        """A Python value at trace time, all the way down (statics, shapes, containers of them)."""
+        if self.name in (STATIC, SHAPE):
+            return True
+        return self.name == CONTAINER and self.item is not None and self.item.python
+
+    def items(self) -> Kind:
+        """The kind of what iterating a value of this kind yields."""
+        if self.name == SHAPE:
+            return Kind(STATIC, why=f"a dimension of {self.why or 'a shape'}")
+        if self.name == CONTAINER:
+            return self.item or Kind(UNKNOWN)
+        if self.name == STATIC:
+            return Kind(STATIC, why=f"an item of {self.why or 'a static value'}")
+        if self.name == ARRAY:
+            return Kind(ARRAY, why=f"a row of {self.why or 'an array'}")
+        return Kind(UNKNOWN)
+
+
+UNKNOWN_KIND = Kind(UNKNOWN)
+
+
+def join(a: Kind | None, b: Kind | None) -> Kind | None:
+    """The kind of a name bound to values of kinds `a` and `b` (None: not yet known)."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if a.name == b.name:
+        if a.name == CONTAINER:
+            return Kind(CONTAINER, join(a.item, b.item) or UNKNOWN_KIND, a.why or b.why)
+        return a
+    if {a.name, b.name} == {STATIC, SHAPE}:
+        return Kind(STATIC, why=a.why or b.why)
+    if {a.name, b.name} == {STATIC, ARRAY}:
+        return a if a.name == ARRAY else b  # a Python number that becomes an array (`total = 0.0`, then `total + x`)
+    return UNKNOWN_KIND
+
+
+def combine(a: Kind, b: Kind) -> Kind:
+    """The kind of `a op b`: an array if either is one, static if both are Python values."""
+    if ARRAY in (a.name, b.name):
+        return Kind(ARRAY, why=a.why if a.name == ARRAY else b.why)
+    if a.python and b.python:
+        if a.name == SHAPE or b.name == SHAPE:
+            return Kind(SHAPE, why=a.why or b.why)  # `x.shape[:1] + (n,)`
+        return Kind(STATIC, why=a.why or b.why)
+    return UNKNOWN_KIND
+
+
+# Builtins whose result is a Python value whatever they are given (or that raise under a trace).
+STATIC_BUILTINS = frozenset({"len", "int", "float", "bool", "str", "repr", "round", "isinstance", "hasattr", "callable",
+                             "type", "id", "hash", "format", "ord", "chr"})
+# Conversions to Python numbers: Python values only of Python values (of a tracer they raise).
+CONVERSIONS = frozenset({"int", "float", "bool", "complex", "round"})
+# Builtins that keep their arguments' kind (`max(a, b)`, `abs(n)`).
+SAME_KIND_BUILTINS = frozenset({"max", "min", "abs", "sum", "divmod", "pow"})
+# Builtins that build a container of their (first) argument's items.
+CONTAINER_BUILTINS = frozenset({"list", "tuple", "sorted", "reversed", "set", "frozenset"})
+# Array libraries whose calls return arrays (or tracers under a trace).
+ARRAY_MODULES = ("jax.numpy.", "jax.lax.", "jax.nn.", "jax.random.", "jax.scipy.", "jax.image.", "jax.ops.",
+                 "jax.nn.initializers.")
+# Functions of those modules that return Python values (shapes, dtypes, predicates on dtypes).
+STATIC_RESULTS = frozenset({"shape", "ndim", "size", "result_type", "promote_types", "dtype", "iinfo", "finfo",
+                            "issubdtype", "isscalar", "can_cast", "broadcast_shapes", "isdtype", "split_list"})
+# Modules whose functions of Python values are Python values (`math.ceil(n / 2)`, `np.prod(shape)`).
+PYTHON_VALUE_MODULES = ("math.", "numpy.", "operator.", "itertools.", "functools.reduce")
+# Annotations of Python values and of arrays.
+STATIC_ANNOTATIONS = frozenset({"int", "float", "bool", "str", "builtins.int", "builtins.float", "builtins.bool",
+                                "builtins.str"})
+ARRAY_ANNOTATIONS = ("jax.Array", "jax.numpy.ndarray", "jaxtyping.", "chex.Array", "jax.typing.ArrayLike")
+# Methods that add items to a list, set or dict.
+ADDS = frozenset({"append", "insert", "extend", "add", "update", "appendleft"})
+# Names that hold configuration by convention: their attributes are hyperparameters.
+CONFIG_ROOTS = frozenset({"config", "cfg", "conf", "hparams", "hps", "hp", "args", "opts", "options", "settings"})
+
+
+class ValueKinds:
+    """Kinds of the names and expressions of one traced function (nested functions excluded)."""
+
+    def __init__(self, parsed: ParsedModule, traced: TracedFunction, constants: dict[str, int] | None = None) -> None:
+        self.parsed = parsed
+        self.traced = traced
+        self.func = traced.node
+        self.constants = constants or {}
+        self.static_fields = static_fields(parsed, self.func)
+        self.env: dict[str, Kind] = {}
+        self._solve()
+
+    # -- names -----------------------------------------------------------------------------
+    @cached_property
+    def _parameters(self) -> dict[str, Kind]:
+        kinds: dict[str, Kind] = {}
+        for param in parameters(self.func):
+            name = param.name.value
+            if name in self.traced.static_params:
+                kinds[name] = Kind(STATIC, why=f"`{name}`, a static argument")
+            elif param.annotation is not None:
+                kinds[name] = self._annotated(param.annotation.annotation, name)
+            elif self.traced.transformed and name not in ("self", "cls") and param.star not in ("*", "**"):
+                # A transform turns every leaf of a non-static argument into a tracer.
+                kinds[name] = Kind(ARRAY, why=f"`{name}`, an argument the transform traces")
+            else:
+                kinds[name] = UNKNOWN_KIND
+        return kinds
+
+    def _annotated(self, annotation: cst.BaseExpression, name: str) -> Kind:
+        target = annotation.value if isinstance(annotation, cst.Subscript) else annotation
+        qname = self.parsed.qualified_name(target) if isinstance(target, (cst.Name, cst.Attribute)) else None
+        text = qname or self.parsed.code(target)
+        if self.traced.transformed and text in STATIC_ANNOTATIONS:
+            # A traced function's `int` parameter is still a tracer unless marked static.
+            return UNKNOWN_KIND
+        if text in STATIC_ANNOTATIONS:
+            return UNKNOWN_KIND  # a helper's `n: int` may be passed a tracer all the same
+        if text.startswith(ARRAY_ANNOTATIONS):
+            return Kind(ARRAY, why=f"`{name}`, annotated `{self.parsed.code(annotation)}`")
+        return UNKNOWN_KIND
+
+    def of_name(self, name: str) -> Kind:
+        if name in self.env:
+            return self.env[name]
+        if name in self._parameters:
+            return self._parameters[name]
+        if name in self.constants or name in self._module_literals:
+            return Kind(STATIC, why=f"`{name}`, a module constant") if name in self.constants else self._module_literals[name]
+        if name in ("True", "False", "None"):
+            return Kind(STATIC, why=f"`{name}`")
+        return UNKNOWN_KIND
+
+    @cached_property
+    def _module_literals(self) -> dict[str, Kind]:
+        """Module-level names bound once to a literal container of Python values (`SIZES = (2, 3)`)."""
+        kept = self.parsed.kept("module literal kinds")
+        if "found" not in kept:
+            counts: dict[str, int] = {}
+            values: dict[str, cst.BaseExpression] = {}
+            for statement in self.parsed.module.body:
+                for node in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+                    if isinstance(node, cst.Assign):
+                        for target in node.targets:
+                            if isinstance(target.target, cst.Name):
+                                counts[target.target.value] = counts.get(target.target.value, 0) + 1
+                                values[target.target.value] = node.value
+            found: dict[str, Kind] = {}
+            for name, value in values.items():
+                if counts[name] == 1 and isinstance(value, (cst.Tuple, cst.List)) and all(
+                    isinstance(e.value, (cst.Integer, cst.Float, cst.SimpleString)) for e in value.elements
+                ):
+                    found[name] = Kind(CONTAINER, Kind(STATIC, why=f"an item of `{name}`"), why=f"`{name}`, a module constant")
+            kept["found"] = found
+        return kept["found"]
+
+    # -- expressions -----------------------------------------------------------------------
+    def of(self, expr: cst.BaseExpression) -> Kind:  # noqa: C901 - one case per expression type
+        """The kind of `expr`, from the kinds of the names it reads."""
+        code = self.parsed.code(expr)
+        if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString,
+                             cst.FormattedString)):
+            return Kind(STATIC, why=f"the literal `{code}`" if len(code) < 30 else "a literal")
+        if isinstance(expr, cst.Name):
+            return self.of_name(expr.value)
+        if isinstance(expr, cst.Attribute):
+            return self._attribute(expr)
+        if isinstance(expr, cst.Subscript):
+            return self._subscript(expr)
+        if isinstance(expr, cst.Call):
+            return self._call(expr)
+        if isinstance(expr, cst.BinaryOperation):
+            return combine(self.of(expr.left), self.of(expr.right))
+        if isinstance(expr, cst.UnaryOperation):
+            return self.of(expr.expression)
+        if isinstance(expr, (cst.Comparison, cst.BooleanOperation)):
+            parts = [expr.left] + [c.comparator for c in expr.comparisons] if isinstance(expr, cst.Comparison) else [
+                expr.left, expr.right]
+            kind = self.of(parts[0])
+            for part in parts[1:]:
+                kind = combine(kind, self.of(part))
+            return Kind(STATIC, why=kind.why) if kind.python else kind
+        if isinstance(expr, cst.IfExp):
+            return join(self.of(expr.body), self.of(expr.orelse)) or UNKNOWN_KIND
+        if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
+            item: Kind | None = None
+            for element in expr.elements:
+                value = element.value
+                item = join(item, self.of(value).items() if isinstance(element, cst.StarredElement) else self.of(value))
+            return Kind(CONTAINER, item, why=f"`{code}`" if len(code) < 30 else "a Python container")
+        if isinstance(expr, cst.Dict):
+            item = None
+            for element in expr.elements:
+                if isinstance(element, cst.DictElement):
+                    item = join(item, self.of(element.value))
+            return Kind(CONTAINER, item, why="a dict")
+        if isinstance(expr, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
+            return Kind(CONTAINER, self._comprehension_kind(expr, expr.elt), why="a comprehension")
+        if isinstance(expr, cst.DictComp):
+            return Kind(CONTAINER, self._comprehension_kind(expr, expr.value), why="a comprehension")
+        return UNKNOWN_KIND
+
+    def _attribute(self, expr: cst.Attribute) -> Kind:
+        attr = expr.attr.value
+        code = self.parsed.code(expr)
+        if attr == "shape":
+            return Kind(SHAPE, why=f"`{code}`")
+        if attr in STATIC_ATTRIBUTES:
+            return Kind(STATIC, why=f"`{code}`")
+        root = expr.value
+        if isinstance(root, cst.Name) and root.value == "self" and attr in self.static_fields:
+            return Kind(STATIC, why=f"`{code}`, a static field")
+        while isinstance(root, cst.Attribute):
+            if root.attr.value in CONFIG_ROOTS:
+                return Kind(STATIC, why=f"`{code}`, a configuration value")
+            root = root.value
+        if isinstance(root, cst.Name) and root.value in CONFIG_ROOTS and self.of_name(root.value).name != ARRAY:
+            return Kind(STATIC, why=f"`{code}`, a configuration value")
+        if attr in ("T", "real", "imag", "mT") and self.of(expr.value).name == ARRAY:
+            return self.of(expr.value)
+        return UNKNOWN_KIND
+
+    def _subscript(self, expr: cst.Subscript) -> Kind:
+        base = self.of(expr.value)
+        sliced = any(isinstance(e.slice, cst.Slice) for e in expr.slice)
+        if base.name == SHAPE:
+            return Kind(SHAPE if sliced else STATIC, why=f"`{self.parsed.code(expr)}`")
+        if base.name == ARRAY:
+            return base
+        if base.name == STATIC:
+            return base
+        if base.name == CONTAINER:
+            return base if sliced else (base.item or UNKNOWN_KIND)
+        return UNKNOWN_KIND
+
+    def _call(self, expr: cst.Call) -> Kind:
+        func = expr.func
+        qname = self.parsed.qualified_name(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
+        code = self.parsed.code(expr)
+        shown = f"`{code}`" if len(code) < 40 else f"`{self.parsed.code(func)}(...)`"
+        args = [a.value for a in expr.args if a.keyword is None]
+        if qname is not None and qname.startswith("builtins."):
+            name = qname.removeprefix("builtins.")
+            if name in CONVERSIONS and not all(self.of(a).python for a in args):
+                return UNKNOWN_KIND  # `float(x)` of a tracer raises (JLF006): no evidence of Python values
+            if name in STATIC_BUILTINS:
+                return Kind(STATIC, why=shown)
+            if name == "range":
+                return Kind(CONTAINER, Kind(STATIC, why="an int of a range"), why=shown)
+            if name in SAME_KIND_BUILTINS and args:
+                kind = self.of(args[0]) if name != "sum" else self.of(args[0]).items()
+                for arg in args[1:] if name != "sum" else args[1:]:
+                    kind = combine(kind, self.of(arg))
+                return kind if kind.name != SHAPE else Kind(STATIC, why=shown)
+            if name in CONTAINER_BUILTINS and args:
+                return Kind(CONTAINER, self.of(args[0]).items(), why=shown)
+            if name == "enumerate" and args:
+                return Kind(CONTAINER, Kind(CONTAINER, join(Kind(STATIC), self.of(args[0]).items()) or UNKNOWN_KIND), why=shown)
+            if name == "zip" and args:
+                item: Kind | None = None
+                for arg in args:
+                    item = join(item, self.of(arg).items())
+                return Kind(CONTAINER, Kind(CONTAINER, item or UNKNOWN_KIND), why=shown)
+            return UNKNOWN_KIND
+        if qname is not None and qname.startswith(ARRAY_MODULES):
+            last = qname.rsplit(".", 1)[-1]
+            if last in STATIC_RESULTS:
+                return Kind(STATIC, why=shown)
+            if last in ("split", "unstack") and qname.startswith(("jax.numpy.", "jax.lax.")):
+                return Kind(CONTAINER, Kind(ARRAY, why=shown), why=shown)
+            return Kind(ARRAY, why=shown)
+        if qname is not None and qname.startswith(PYTHON_VALUE_MODULES):
+            kinds = [self.of(a) for a in args]
+            if kinds and all(k.python for k in kinds):
+                return Kind(STATIC, why=shown)
+            return UNKNOWN_KIND
+        if isinstance(func, cst.Attribute) and func.attr.value in ("items", "keys", "values") and not args:
+            base = self.of(func.value)
+            if func.attr.value == "keys":
+                return Kind(CONTAINER, Kind(STATIC, why="a dict key"), why=shown)
+            return Kind(CONTAINER, base.item if base.name == CONTAINER else UNKNOWN_KIND, why=shown)
+        if isinstance(func, cst.Attribute) and func.attr.value in ("format", "join", "upper", "lower", "strip",
+                                                                   "replace", "split", "startswith", "endswith"):
+            if self.of(func.value).name == STATIC:
+                return Kind(STATIC, why=shown)
+        if isinstance(func, cst.Attribute) and self.of(func.value).name == ARRAY:
+            return Kind(ARRAY, why=shown)  # `x.sum()`, `x.at[t].set(v)`, `x.reshape(...)`
+        return UNKNOWN_KIND
+
+    def _comprehension_kind(self, comp: cst.BaseComp, element: cst.BaseExpression) -> Kind:
+        saved = dict(self.env)
+        try:
+            for clause in _for_clauses(comp.for_in):
+                self._bind(clause.target, self.of(clause.iter).items())
+            return self.of(element)
+        finally:
+            self.env = saved
+
+    # -- bindings --------------------------------------------------------------------------
+    def _bind(self, target: cst.BaseExpression, kind: Kind) -> None:
+        if isinstance(target, cst.Name):
+            self.env[target.value] = join(self.env.get(target.value), kind) or UNKNOWN_KIND
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._bind(element.value, kind.items() if not isinstance(element, cst.StarredElement) else kind)
+
+    def _solve(self) -> None:
+        """Join every binding's kind into `env` until nothing changes (a few rounds)."""
+        bindings: list[tuple[cst.BaseExpression, cst.CSTNode, str]] = []
+        for node in walk(self.func.body, lambda n: type(n) not in (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            if isinstance(node, cst.Assign):
+                bindings.extend((t.target, node.value, "assign") for t in node.targets)
+            elif isinstance(node, cst.AnnAssign) and node.value is not None:
+                bindings.append((node.target, node.value, "assign"))
+            elif isinstance(node, cst.AugAssign):
+                bindings.append((node.target, node, "augment"))
+            elif isinstance(node, cst.NamedExpr):
+                bindings.append((node.target, node.value, "assign"))
+            elif isinstance(node, cst.For):
+                bindings.append((node.target, node.iter, "iterate"))
+            elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name) \
+                    and node.func.attr.value in ADDS and node.args:
+                bindings.append((node.func.value, node, "add"))  # `pos.append(v)`: `pos` holds `v`s
+            elif isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Subscript) \
+                    and isinstance(node.target.value, cst.Name):
+                assign = self.parsed.parent(node)
+                if isinstance(assign, cst.Assign):
+                    bindings.append((node.target.value, assign.value, "store"))  # `out[k] = v`
+            elif isinstance(node, (cst.With, cst.ExceptHandler)):
+                for name in _as_names(node):
+                    bindings.append((name, node, "unknown"))
+        for _ in range(6):
+            before = dict(self.env)
+            self.env = {}
+            for target, value, how in bindings:
+                if how == "assign" and isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)) \
+                        and len(target.elements) == len(value.elements) and not any(
+                            isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements)):
+                    for t, v in zip(target.elements, value.elements):
+                        self._bind(t.value, self._in_round(v.value, before))
+                    continue
+                if how == "assign":
+                    kind = self._in_round(value, before)  # type: ignore[arg-type]
+                elif how == "iterate":
+                    kind = self._in_round(value, before).items()  # type: ignore[arg-type]
+                elif how == "augment":
+                    assert isinstance(value, cst.AugAssign)
+                    kind = combine(self._in_round(value.target, before), self._in_round(value.value, before))
+                elif how == "add":
+                    assert isinstance(value, cst.Call)
+                    added = self._in_round(value.args[-1].value, before)
+                    method = value.func.attr.value  # type: ignore[attr-defined]
+                    kind = Kind(CONTAINER, added.items() if method in ("extend", "update") else added)
+                elif how == "store":
+                    kind = Kind(CONTAINER, self._in_round(value, before))  # type: ignore[arg-type]
+                else:
+                    kind = UNKNOWN_KIND
+                if isinstance(target, (cst.Name, cst.Tuple, cst.List)):
+                    self._bind(target, kind)
+            if self.env == before:
+                return
+        self.env = {name: UNKNOWN_KIND for name in self.env}  # no fixed point: claim nothing
+
+    def _in_round(self, expr: cst.BaseExpression, previous: dict[str, Kind]) -> Kind:
+        """`of(expr)` with names bound in this function read from the previous round."""
+        current = self.env
+        self.env = {**previous, **{k: v for k, v in current.items() if k not in previous}}
+        try:
+            return self.of(expr)
+        finally:
+            self.env = current
+
+
+def _for_clauses(clause: cst.CompFor | None) -> list[cst.CompFor]:
+    out: list[cst.CompFor] = []
+    while clause is not None:
+        out.append(clause)
+        clause = clause.inner_for_in
+    return out
+
+
+def _as_names(node: cst.With | cst.ExceptHandler) -> list[cst.BaseExpression]:
+    if isinstance(node, cst.ExceptHandler):
+        return [node.name.name] if node.name is not None else []
+    return [item.asname.name for item in node.items if item.asname is not None]

@@ -1,0 +1,115 @@
+"""`jaxloopfix check --explain FILE[:LINE]`: why each loop was, or was not, reported.
+
+A user who disagrees with a result sees, for each `for` loop of the file (or the
+one at LINE): whether its function is traced and the path that traces it, the
+kinds that decided (what the loop iterates, what it stores), and the decision:
+the rule of the planner's table that left it unreported with its evidence, or
+the diagnostic with its fix or the reason it has none. It analyses the file
+with the tracing the rest of its project supplies, as `check` does.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import libcst as cst
+
+from jaxloopfix.analysis.planner import _stores
+from jaxloopfix.analysis.value_kinds import ValueKinds
+from jaxloopfix.config import Settings
+from jaxloopfix.diagnostics import Diagnostic
+
+
+def parse_target(target: str) -> tuple[Path, int | None]:
+    """`model.py:42` -> (model.py, 42); `model.py` -> (model.py, None)."""
+    head, sep, tail = target.rpartition(":")
+    if sep and tail.isdigit() and head:
+        return Path(head), int(tail)
+    return Path(target), None
+
+
+def explain(path: Path, line: int | None, settings: Settings) -> str:
+    """The explanation of `path`'s loops (those containing `line` when given), as text."""
+    from jaxloopfix import api
+    from jaxloopfix.engine import ALL_RULES, parse
+    from jaxloopfix.files import read_source
+    from jaxloopfix.rules.base import FileContext
+
+    source = read_source(path, max_file_size=settings.max_file_size)
+    settings = api.project_settings(path, source.text, settings)
+    parsed = parse(source.text, str(path))
+    context = FileContext(parsed, settings)
+    diagnostics: list[Diagnostic] = []
+    for rule in ALL_RULES:
+        if settings.is_enabled(rule.code, str(path)):
+            diagnostics.extend(rule().check(context))
+    context.loop_plans  # noqa: B018 - fills `decisions`
+    decisions = {id(loop): (rule, evidence) for loop, rule, evidence in context.decisions}
+    traced = context.traced
+    out: list[str] = []
+    for loop in (n for n in parsed.nodes if type(n) is cst.For):
+        start = parsed.position(loop).start.line
+        end = parsed.position(loop).end.line
+        if line is not None and not start <= line <= end:
+            continue
+        header = f"for {_short(parsed.code(loop.target), 30)} in {_short(parsed.code(loop.iter), 40)}:"
+        func = next((a for a in parsed.ancestors(loop) if isinstance(a, cst.FunctionDef)), None)
+        where = f"in `{func.name.value}`" if func is not None else "at module level"
+        out.append(f"{path}:{start}: `{header}` {where}")
+        if func is None:
+            out.append("  not reported: module-level code runs once, on the host, outside any trace")
+            continue
+        if func not in traced:
+            out.append(
+                f"  not reported: `{func.name.value}` is not traced (no transform, framework entry or traced caller "
+                "in the project reaches it)"
+            )
+            continue
+        owner = traced[func]
+        out.append(f"  traced: {owner.reason}")
+        if owner.static_params:
+            out.append(f"  static arguments: {', '.join(f'`{p}`' for p in sorted(owner.static_params))}")
+        decided = decisions.get(id(loop))
+        if decided is None:
+            out.append(
+                f"  not planned on its own: it sits inside another construct of `{func.name.value}` "
+                "(a nested function, class or comprehension is judged as its own function)"
+            )
+            continue
+        kinds = ValueKinds(parsed, owner)
+        items = kinds.of(loop.iter).items()
+        out.append(f"  iterates `{_short(parsed.code(loop.iter))}`: items are {_kind_text(items)}")
+        stored = _stores(loop)
+        if stored:
+            shown = ", ".join(f"`{n}` {_kind_text(kinds.of_name(n))}" for n in sorted(stored)[:6])
+            out.append(f"  stores: {shown}")
+        rule, evidence = decided
+        if rule != "reported":
+            out.append(f"  not reported (rule `{rule}`): {evidence}")
+            continue
+        found = [d for d in diagnostics if d.location.row == start and d.code in ("JLF001", "JLF002")]
+        if not found:
+            out.append("  reported by no rule here: the rule is not selected, or the line is suppressed (`# noqa`)")
+            continue
+        diagnostic = found[0]
+        out.append(f"  reported: {diagnostic.code} {diagnostic.message}")
+        if diagnostic.fix is not None:
+            out.append(f"  fix: {diagnostic.fix.applicability.value}: {diagnostic.fix.message}")
+        elif diagnostic.no_fix_reason:
+            out.append(f"  no fix: {diagnostic.no_fix_reason}")
+    if not out:
+        where = f" at line {line}" if line is not None else ""
+        out.append(f"{path}: no `for` loop{where}")
+    return "\n".join(out)
+
+
+def _kind_text(kind) -> str:  # noqa: ANN001 - a value_kinds.Kind
+    text = kind.name
+    if kind.item is not None:
+        text += f" of {kind.item.name}"
+    return f"{text} ({kind.why})" if kind.why else text
+
+
+def _short(code: str, limit: int = 50) -> str:
+    code = " ".join(code.split())
+    return code if len(code) <= limit else code[: limit - 3] + "..."

@@ -1,0 +1,291 @@
+"""Value kinds, calls resolved as Python dispatches them, and `check --explain`.
+
+The fixtures of each class (`fixtures/recall/kinds_*.py`, `dispatch_*.py`) are checked by
+`test_recall.py`; here are the kinds themselves, the cross-module dispatch, and what a user
+reads from `--explain`.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from jaxloopfix.analysis.loops import module_constants
+from jaxloopfix.analysis.source import ParsedModule
+from jaxloopfix.analysis.traced import find_traced_functions
+from jaxloopfix.analysis.value_kinds import ValueKinds
+from jaxloopfix.config import Settings
+from jaxloopfix.engine import lint_text
+
+SOURCE = textwrap.dedent(
+    """
+    from functools import partial
+    import jax
+    import jax.numpy as jnp
+
+    SIZES = (2, 3)
+
+    @partial(jax.jit, static_argnames=("sizes",))
+    def f(x, sizes, w: jax.Array):
+        n, d = x.shape
+        rest = x.shape[1:]
+        total = 0.0
+        names = []
+        offsets = []
+        start = 0
+        for k in sizes:
+            start += k
+            offsets.append(start)
+        for i in range(n):
+            names.append(f"row{i}")
+            total = total + jnp.sum(x[i] * w)
+        keys = [s * 2 for s in SIZES]
+        return total, names, offsets, keys, rest
+    """
+)
+
+
+@pytest.fixture(scope="module")
+def kinds() -> ValueKinds:
+    parsed = ParsedModule(SOURCE, "m.py")
+    traced = next(t for f, t in find_traced_functions(parsed).items() if f.name.value == "f")
+    return ValueKinds(parsed, traced, module_constants(parsed))
+
+
+@pytest.mark.parametrize(
+    ("name", "kind", "python"),
+    [
+        ("sizes", "static", True),  # a static argument
+        ("n", "static", True),  # unpacked from `x.shape`
+        ("rest", "shape", True),
+        ("k", "static", True),  # an item of a static argument
+        ("start", "static", True),  # `0`, then `+= k`
+        ("offsets", "container", True),  # appended Python ints
+        ("names", "container", True),  # appended strings
+        ("i", "static", True),
+        ("x", "array", False),  # a non-static argument of a transformed function
+        ("w", "array", False),
+        ("total", "array", False),  # a Python float that becomes an array
+        ("keys", "container", True),  # a comprehension over a module constant
+    ],
+)
+def test_kinds_of_names(kinds: ValueKinds, name: str, kind: str, python: bool) -> None:
+    found = kinds.of_name(name)
+    assert (found.name, found.python) == (kind, python), found
+
+
+def test_unknown_absorbs_disagreement() -> None:
+    """A name bound to a Python value on one path and to a call's result on another is not
+    claimed static: a skip needs evidence for every binding."""
+    text = "import jax\n\n@jax.jit\ndef g(x, h):\n    c = 0\n    if x.ndim:\n        c = h(x)\n    return c\n"
+    parsed = ParsedModule(text, "g.py")
+    traced = next(iter(find_traced_functions(parsed).values()))
+    assert not ValueKinds(parsed, traced).of_name("c").python
+
+
+def _loop_codes(text: str) -> list[str]:
+    return [d.code for d in lint_text(textwrap.dedent(text), "m.py", Settings()) if d.code in ("JLF001", "JLF002")]
+
+
+def test_python_values_rule_needs_every_store_static() -> None:
+    """Index arithmetic into a Python list is clean; the same loop also stacking an array row is reported."""
+    clean = """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def f(x):
+            h, w = x.shape[1:3]
+            pos = []
+            for i in range(h):
+                pos.append(i * w)
+            return x.reshape(x.shape[0], -1)[:, jnp.array(pos)]
+        """
+    assert _loop_codes(clean) == []
+    mixed = clean.replace("pos.append(i * w)", "pos.append(i * w)\n                x = x + x[i]")
+    assert len(_loop_codes(mixed)) == 1  # reported (JLF001: it also accumulates `pos`)
+
+
+def test_derived_index_is_named_as_derived() -> None:
+    text = """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def f(xs):
+            h = jnp.zeros(3)
+            for t in range(xs.shape[0]):
+                k = t + 1
+                if k > 3:
+                    h = h + xs[t]
+            return h
+        """
+    diagnostics = lint_text(textwrap.dedent(text), "m.py", Settings())
+    reasons = [d.no_fix_reason or "" for d in diagnostics if d.code == "JLF002"]
+    assert reasons and "the loop index `t` (through `k`)" in reasons[0], reasons
+
+
+def _project(tmp_path: Path, files: dict[str, str]) -> Path:
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return tmp_path
+
+
+def _check(root: Path, *args: str) -> list[dict]:
+    out = subprocess.run(
+        [sys.executable, "-m", "jaxloopfix", "check", "--no-cache", "--output-format", "json", "--exit-zero", *args],
+        capture_output=True, text=True, cwd=root, check=True,
+    )
+    return json.loads(out.stdout)
+
+
+RNN_LOSS = """
+    import jax.numpy as jnp
+    from pkg.base import Learner
+
+    class RNNLearner(Learner):
+        def loss_fn(self, params, batch):
+            h = jnp.zeros(4)
+            total = jnp.zeros(())
+            for t in range(batch.shape[0]):
+                h = jnp.tanh(params @ h + batch[t])
+                total = total + jnp.sum(h)
+            return total
+    """
+
+
+def test_override_of_a_transformed_method_reference_across_modules(tmp_path: Path) -> None:
+    """`jax.grad(self.loss_fn)` in `base.py` traces the override in `rnn.py`, also when `rnn.py`
+    is checked alone (its project supplies the tracing)."""
+    root = _project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/base.py": """
+            import jax
+
+            class Learner:
+                def loss_fn(self, params, batch):
+                    raise NotImplementedError
+
+                def update(self, params, batch):
+                    return jax.grad(self.loss_fn)(params, batch)
+            """,
+        "pkg/rnn.py": RNN_LOSS,
+    })
+    for args in (["."], ["pkg/rnn.py"]):
+        found = _check(root, *args)
+        assert [(Path(d["filename"]).name, d["code"]) for d in found] == [("rnn.py", "JLF002")], (args, found)
+
+
+def test_override_through_a_generic_base_across_modules(tmp_path: Path) -> None:
+    root = _project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/env.py": """
+            from typing import Generic, TypeVar
+            import jax
+
+            S = TypeVar("S")
+
+            class Environment(Generic[S]):
+                @jax.jit
+                def step(self, state, actions):
+                    return self.step_env(state, actions)
+
+                def step_env(self, state, actions):
+                    raise NotImplementedError
+            """,
+        "pkg/grid.py": """
+            import jax
+            import jax.numpy as jnp
+            from pkg.env import Environment
+
+            class Grid(Environment[jax.Array]):
+                def step_env(self, state, actions):
+                    for t in range(actions.shape[0]):
+                        state = 0.9 * state + actions[t]
+                    return state
+            """,
+    })
+    found = _check(root, ".")
+    assert [(Path(d["filename"]).name, d["code"]) for d in found] == [("grid.py", "JLF002")], found
+
+
+def _explain(root: Path, target: str) -> str:
+    out = subprocess.run(
+        [sys.executable, "-m", "jaxloopfix", "check", "--explain", target], capture_output=True, text=True, cwd=root,
+    )
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def test_explain_names_the_trace_the_kinds_and_the_decision(tmp_path: Path) -> None:
+    root = _project(tmp_path, {
+        "m.py": """
+            from functools import partial
+            import jax
+            import jax.numpy as jnp
+
+            @partial(jax.jit, static_argnames=("sizes",))
+            def blocks(x, sizes):
+                outs = []
+                start = 0
+                for size in sizes:
+                    outs.append(x[:, start:start + size].sum(axis=1))
+                    start += size
+                return outs
+
+            @jax.jit
+            def rnn(w, xs):
+                h = jnp.zeros(3)
+                for t in range(xs.shape[0]):
+                    h = jnp.tanh(w @ h + xs[t])
+                return h
+
+            def host(xs):
+                for x in xs:
+                    print(x)
+            """,
+    })
+    text = _explain(root, "m.py")
+    blocks, rnn, host = text.split("\nm.py:")
+    assert "traced: decorated with `@partial(jax.jit" in blocks
+    assert "static arguments: `sizes`" in blocks
+    assert "items are static (an item of `sizes`, a static argument)" in blocks
+    assert "not reported (rule `python_items`)" in blocks
+    assert "reported: JLF002" in rnn and "fix: " in rnn
+    assert "`host` is not traced" in host
+    # FILE:LINE explains only the loop holding that line.
+    only = _explain(root, "m.py:19")
+    assert only.count("\nm.py:") == 0 and only.startswith("m.py:18:") and "rnn" in only
+
+
+def test_explain_unreadable_file_is_an_error(tmp_path: Path) -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "jaxloopfix", "check", "--explain", "missing.py"], capture_output=True, text=True,
+        cwd=tmp_path,
+    )
+    assert out.returncode == 2 and "missing.py" in out.stderr
+
+
+def test_every_loop_decision_is_a_named_rule() -> None:
+    """The planner's table: each loop of a traced function is decided by a named rule or reported."""
+    from jaxloopfix.analysis.planner import SKIP_RULES
+    from jaxloopfix.engine import parse
+    from jaxloopfix.rules.base import FileContext
+
+    names = {rule.__name__ for rule in SKIP_RULES}
+    assert len(names) == len(SKIP_RULES)
+    for path in sorted((Path(__file__).parent.parent / "fixtures" / "recall").glob("kinds_*.py")):
+        context = FileContext(parse(path.read_text(), str(path)), Settings())
+        context.loop_plans
+        decided = {rule for _, rule, _ in context.decisions}
+        assert decided <= names | {"reported", "late", "index_as_structure"}, (path.name, decided)
+        assert isinstance(context.decisions[0][0], cst.For)
