@@ -69,7 +69,7 @@ def kinds() -> ValueKinds:
         ("offsets", "container", True),  # appended Python ints
         ("names", "container", True),  # appended strings
         ("i", "static", True),
-        ("x", "array", False),  # a non-static argument of a transformed function
+        ("x", "traced", False),  # a non-static argument of a transformed function: an array or a pytree
         ("w", "array", False),
         ("total", "array", False),  # a Python float that becomes an array
         ("keys", "container", True),  # a comprehension over a module constant
@@ -227,20 +227,10 @@ def _explain(root: Path, target: str) -> str:
 
 
 def test_explain_names_the_trace_the_kinds_and_the_decision(tmp_path: Path) -> None:
-    root = _project(tmp_path, {
-        "m.py": """
-            from functools import partial
-            import jax
+    blocks = (Path(__file__).parent.parent / "fixtures" / "recall" / "kinds_static_argnames_tuple.py").read_text()
+    root = _project(tmp_path, {"m.py": ""})
+    (root / "m.py").write_text(blocks + textwrap.dedent("""
             import jax.numpy as jnp
-
-            @partial(jax.jit, static_argnames=("sizes",))
-            def blocks(x, sizes):
-                outs = []
-                start = 0
-                for size in sizes:
-                    outs.append(x[:, start:start + size].sum(axis=1))
-                    start += size
-                return outs
 
             @jax.jit
             def rnn(w, xs):
@@ -252,19 +242,19 @@ def test_explain_names_the_trace_the_kinds_and_the_decision(tmp_path: Path) -> N
             def host(xs):
                 for x in xs:
                     print(x)
-            """,
-    })
+            """))
     text = _explain(root, "m.py")
-    blocks, rnn, host = text.split("\nm.py:")
-    assert "traced: decorated with `@partial(jax.jit" in blocks
-    assert "static arguments: `sizes`" in blocks
-    assert "items are static (an item of `sizes`, a static argument)" in blocks
-    assert "not reported (rule `python_items`)" in blocks
+    first, rnn, host = text.split("\nm.py:")
+    assert "traced: decorated with `@partial(jax.jit" in first
+    assert "static arguments: `sizes`" in first
+    assert "items are static (an item of `sizes`, a static argument)" in first
+    assert "not reported (rule `python_items`)" in first
     assert "reported: JLF002" in rnn and "fix: " in rnn
     assert "`host` is not traced" in host
     # FILE:LINE explains only the loop holding that line.
-    only = _explain(root, "m.py:19")
-    assert only.count("\nm.py:") == 0 and only.startswith("m.py:18:") and "rnn" in only
+    loop = (root / "m.py").read_text().splitlines().index("    for t in range(xs.shape[0]):") + 1
+    only = _explain(root, f"m.py:{loop + 1}")
+    assert only.count("\nm.py:") == 0 and only.startswith(f"m.py:{loop}:") and "rnn" in only
 
 
 def test_explain_unreadable_file_is_an_error(tmp_path: Path) -> None:

@@ -69,14 +69,14 @@ class IndexUseChecker:
     def is_array(self, expr: cst.BaseExpression) -> bool:
         if isinstance(expr, cst.Name) and expr.value in self.array_names:
             return True
+        if self.kinds is not None and self.kinds.of(expr).name == ARRAY:
+            return True
         if isinstance(expr, (cst.BinaryOperation,)):
             return self.is_array(expr.left) or self.is_array(expr.right)
         if isinstance(expr, cst.Comparison):
             return self.is_array(expr.left) or any(self.is_array(c.comparator) for c in expr.comparisons)
         if isinstance(expr, cst.Subscript):
             return self.is_array(expr.value)
-        if self.kinds is not None and self.kinds.of(expr).name == ARRAY:
-            return True
         return self.facts.is_array(expr)
 
     def tainted(self, index: str) -> set[str]:

@@ -985,12 +985,7 @@ class TracedFinder:
         kept = self.parsed.kept("called objects")
         key = self.settings_key  # the frameworks of base classes depend on the project's classes
         if key not in kept:
-            calls: dict[cst.ClassDef, cst.FunctionDef] = {}
-            for node in self.parsed.module.body:
-                if isinstance(node, cst.ClassDef) and self.framework_of(node) is None:
-                    method = next((m for m in node.body.body if isinstance(m, cst.FunctionDef) and m.name.value == "__call__"), None)
-                    if method is not None:
-                        calls[node] = method
+            calls = {cls: method for method, cls in self._callable_classes()}
             found: list[tuple[cst.FunctionDef, cst.Call]] = []
             for node in self.parsed.nodes if calls else ():
                 if type(node) is cst.Call and isinstance(node.func, cst.Name):

@@ -34,6 +34,8 @@ from jaxloopfix.analysis.traced_values import STATIC_ATTRIBUTES, static_fields
 from jaxloopfix.analysis.walk import walk
 
 STATIC, SHAPE, CONTAINER, ARRAY, UNKNOWN = "static", "shape", "container", "array", "unknown"
+# An argument a transform traces: an array, or a pytree (list, tuple, dict) of arrays.
+TRACED = "traced"
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,8 @@ class Kind:
             return Kind(STATIC, why=f"an item of {self.why or 'a static value'}")
         if self.name == ARRAY:
             return Kind(ARRAY, why=f"a row of {self.why or 'an array'}")
+        if self.name == TRACED:
+            return Kind(TRACED, why=f"a row or item of {self.why or 'a traced argument'}")
         return Kind(UNKNOWN)
 
 
@@ -85,7 +89,8 @@ def join(a: Kind | None, b: Kind | None) -> Kind | None:
 
 
 def combine(a: Kind, b: Kind) -> Kind:
-    """The kind of `a op b`: an array if either is one, static if both are Python values."""
+    """The kind of `a op b`: an array if either is one, static if both are Python values (a
+    traced argument may be a list, and `list * 2` repeats it: unknown)."""
     if ARRAY in (a.name, b.name):
         return Kind(ARRAY, why=a.why if a.name == ARRAY else b.why)
     if a.python and b.python:
@@ -116,6 +121,7 @@ PYTHON_VALUE_MODULES = ("math.", "numpy.", "operator.", "itertools.", "functools
 STATIC_ANNOTATIONS = frozenset({"int", "float", "bool", "str", "builtins.int", "builtins.float", "builtins.bool",
                                 "builtins.str"})
 ARRAY_ANNOTATIONS = ("jax.Array", "jax.numpy.ndarray", "jaxtyping.", "chex.Array", "jax.typing.ArrayLike")
+ORDERINGS = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual)
 # Methods that add items to a list, set or dict.
 ADDS = frozenset({"append", "insert", "extend", "add", "update", "appendleft"})
 # Names that hold configuration by convention: their attributes are hyperparameters.
@@ -145,8 +151,9 @@ class ValueKinds:
             elif param.annotation is not None:
                 kinds[name] = self._annotated(param.annotation.annotation, name)
             elif self.traced.transformed and name not in ("self", "cls") and param.star not in ("*", "**"):
-                # A transform turns every leaf of a non-static argument into a tracer.
-                kinds[name] = Kind(ARRAY, why=f"`{name}`, an argument the transform traces")
+                # A transform turns every leaf of a non-static argument into a tracer; the
+                # argument itself may still be a list or dict of them.
+                kinds[name] = Kind(TRACED, why=f"`{name}`, an argument the transform traces")
             else:
                 kinds[name] = UNKNOWN_KIND
         return kinds
@@ -220,9 +227,14 @@ class ValueKinds:
         if isinstance(expr, (cst.Comparison, cst.BooleanOperation)):
             parts = [expr.left] + [c.comparator for c in expr.comparisons] if isinstance(expr, cst.Comparison) else [
                 expr.left, expr.right]
-            kind = self.of(parts[0])
-            for part in parts[1:]:
-                kind = combine(kind, self.of(part))
+            kinds = [self.of(part) for part in parts]
+            if isinstance(expr, cst.Comparison) and all(isinstance(c.operator, ORDERINGS) for c in expr.comparisons) \
+                    and any(k.name in (ARRAY, TRACED) for k in kinds) and all(k.name in (ARRAY, TRACED) or k.python for k in kinds):
+                # `pos >= t`: a list or dict cannot be ordered against a number, so it runs only on arrays.
+                return Kind(ARRAY, why=f"`{code}`" if len(code) < 40 else "a comparison of arrays")
+            kind = kinds[0]
+            for part in kinds[1:]:
+                kind = combine(kind, part)
             return Kind(STATIC, why=kind.why) if kind.python else kind
         if isinstance(expr, cst.IfExp):
             return join(self.of(expr.body), self.of(expr.orelse)) or UNKNOWN_KIND
@@ -269,8 +281,8 @@ class ValueKinds:
         sliced = any(isinstance(e.slice, cst.Slice) for e in expr.slice)
         if base.name == SHAPE:
             return Kind(SHAPE if sliced else STATIC, why=f"`{self.parsed.code(expr)}`")
-        if base.name == ARRAY:
-            return base
+        if base.name in (ARRAY, TRACED):
+            return base  # a row of an array, or a leaf or subtree of a traced pytree
         if base.name == STATIC:
             return base
         if base.name == CONTAINER:
@@ -346,7 +358,10 @@ class ValueKinds:
             self.env[target.value] = join(self.env.get(target.value), kind) or UNKNOWN_KIND
         elif isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
-                self._bind(element.value, kind.items() if not isinstance(element, cst.StarredElement) else kind)
+                if isinstance(element, cst.StarredElement):
+                    self._bind(element.value, Kind(CONTAINER, kind.items(), why="a starred target, a list"))
+                else:
+                    self._bind(element.value, kind.items())
 
     def _solve(self) -> None:
         """Join every binding's kind into `env` until nothing changes (a few rounds)."""
