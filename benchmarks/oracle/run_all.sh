@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# Record every traced loop of the oracle's runs (see README.md). Needs /tmp/oracle-venv and the
+# test suites under /tmp/oracle-src (README "Set-up"). Runs one stage at a time.
+set -u
+HERE="$(cd "$(dirname "$0")" && pwd)"
+MAIN="$(cd "$HERE/../.." && pwd)"
+PY=${ORACLE_PY:-/tmp/oracle-venv/bin/python}
+SRC=${ORACLE_SRC:-/tmp/oracle-src}
+RUNS=${ORACLE_RUNS:-/tmp/oracle-runs}
+SP=$($PY -c "import equinox, os; print(os.path.dirname(os.path.dirname(equinox.__file__)))")
+VSP=$($PY -c "import numpyro, os; print(os.path.dirname(os.path.dirname(numpyro.__file__)))")
+REC="$PY $HERE/record.py"
+PYTEST="-m pytest -q -p no:cacheprovider -p no:randomly -o addopts= -W ignore --timeout 90 --continue-on-collection-errors"
+only=${1:-all}
+mkdir -p "$RUNS"
+
+want() { [ "$only" = all ] || [ "$only" = "$1" ]; }
+
+if want fixtures; then
+  $REC --out "$RUNS/fixtures" --root fixtures="$MAIN/fixtures" --timeout 900 -- \
+    $PY "$HERE/drive_fixtures.py" "$MAIN/fixtures" > "$RUNS/fixtures.log" 2>&1
+fi
+if want equinox; then
+  $REC --out "$RUNS/equinox" --cwd "$SRC/equinox" --timeout 300 \
+    --root equinox="$SRC/equinox/equinox" --root equinox-tests="$SRC/equinox/tests" --root jax="$SP/jax" -- \
+    $PY $PYTEST tests --deselect tests/test_onnx.py --ignore tests/test_pmap.py > "$RUNS/equinox.log" 2>&1
+fi
+if want optax; then
+  $REC --out "$RUNS/optax" --cwd "$SRC/optax" --timeout 300 \
+    --root optax="$SRC/optax/optax" --root jax="$SP/jax" -- \
+    $PY $PYTEST optax > "$RUNS/optax.log" 2>&1
+fi
+if want numpyro; then
+  $REC --out "$RUNS/numpyro" --cwd "$SRC/numpyro" --timeout 300 \
+    --root numpyro="$VSP/numpyro" --root numpyro-tests="$SRC/numpyro/test" \
+    --root flax="$SP/flax" --root haiku="$SP/haiku" --root jax="$SP/jax" -- \
+    $PY $PYTEST test/contrib/test_module.py test/test_handlers.py test/test_flows.py \
+      test/infer/test_autoguide.py test/test_transforms.py test/infer/test_hmc_gibbs.py > "$RUNS/numpyro.log" 2>&1
+fi
+if want diffrax; then
+  $REC --out "$RUNS/diffrax" --cwd "$SRC/diffrax" --timeout 300 \
+    --root diffrax="$SRC/diffrax/diffrax" --root diffrax-tests="$SRC/diffrax/test" \
+    --root lineax="$VSP/lineax" --root optimistix="$VSP/optimistix" --root jax="$SP/jax" -- \
+    $PY $PYTEST test > "$RUNS/diffrax.log" 2>&1
+fi
+if want distrax; then
+  $REC --out "$RUNS/distrax" --cwd "$SRC/distrax" --timeout 240 \
+    --root distrax="$SRC/distrax/distrax" --root chex="$VSP/chex" --root jax="$SP/jax" -- \
+    $PY $PYTEST distrax > "$RUNS/distrax.log" 2>&1
+fi
+if want api; then
+  $REC --out "$RUNS/api" --timeout 600 --root jax="$SP/jax" --root flax="$SP/flax" --root haiku="$SP/haiku" -- \
+    $PY "$HERE/drive_api.py" 540 > "$RUNS/api.log" 2>&1
+fi
+if want libs; then
+  PYTHONPATH="$SRC/optax:$SRC/equinox:$SRC/diffrax:$SRC/distrax" \
+  $REC --out "$RUNS/libs" --timeout 540 --root optax="$SRC/optax/optax" --root equinox="$SRC/equinox/equinox" \
+    --root diffrax="$SRC/diffrax/diffrax" --root distrax="$SRC/distrax/distrax" --root numpyro="$VSP/numpyro" \
+    --root lineax="$VSP/lineax" --root optimistix="$VSP/optimistix" --root jax="$SP/jax" -- \
+    $PY "$HERE/drive_libs.py" 480 optax_sweep equinox_sweep distrax_sweep numpyro_sweep diffrax_sweep > "$RUNS/libs.log" 2>&1
+  PYTHONPATH="$SRC/optax:$SRC/equinox:$SRC/diffrax:$SRC/distrax" \
+  $REC --out "$RUNS/libs2" --timeout 420 --root flax="$SP/flax" --root blackjax="$VSP/blackjax" --root jax="$SP/jax" -- \
+    $PY "$HERE/drive_libs.py" 400 nnx_sweep jax_extras_sweep blackjax_sweep > "$RUNS/libs2.log" 2>&1
+fi
+if want haiku; then
+  # haiku's own tests ship with the installed package (haiku/_src/*_test.py)
+  $REC --out "$RUNS/haiku" --cwd "$SP" --timeout 420 --root haiku="$SP/haiku" --root jax="$SP/jax" -- \
+    $PY $PYTEST --timeout 60 haiku/_src/recurrent_test.py haiku/_src/layer_stack_test.py haiku/_src/stateful_test.py \
+      haiku/_src/lift_test.py haiku/_src/pool_test.py haiku/_src/conv_test.py haiku/_src/attention_test.py \
+      haiku/_src/batch_norm_test.py haiku/_src/moving_averages_test.py haiku/_src/spectral_norm_test.py \
+      haiku/_src/multi_transform_test.py haiku/_src/nets haiku/_src/summarise_test.py haiku/_src/jaxpr_info_test.py \
+      haiku/_src/embed_test.py haiku/_src/basic_test.py haiku/_src/depthwise_conv_test.py haiku/_src/reshape_test.py \
+      haiku/_src/group_norm_test.py haiku/_src/layer_norm_test.py haiku/_src/mixed_precision_test.py \
+      haiku/_src/random_test.py haiku/_src/transform_test.py haiku/_src/module_test.py haiku/_src/dot_test.py \
+      haiku/_src/eval_shape_test.py haiku/_src/integration/jax_transforms_test.py \
+      haiku/_src/integration/hk_transforms_test.py > "$RUNS/haiku.log" 2>&1
+fi
+if want numpyro-examples; then
+  # numpyro's examples/ (from the same checkout as its tests), tiny settings, 100 s each
+  $REC --out "$RUNS/numpyro-examples" --timeout 600 --root numpyro="$VSP/numpyro" \
+    --root numpyro-examples="$SRC/numpyro/examples" --root flax="$SP/flax" --root haiku="$SP/haiku" --root jax="$SP/jax" -- \
+    $PY "$HERE/drive_examples.py" "$SRC/numpyro/examples" 560 100 > "$RUNS/numpyro-examples.log" 2>&1
+  # the scripts the first pass (name order, time-limited) did not reach
+  $REC --out "$RUNS/numpyro-examples2" --timeout 330 --root numpyro="$VSP/numpyro" \
+    --root numpyro-examples="$SRC/numpyro/examples" --root jax="$SP/jax" -- \
+    $PY "$HERE/drive_examples.py" "$SRC/numpyro/examples" 300 70 minipyro.py neutra.py proportion_test.py \
+      sparse_regression.py thompson_sampling.py toy_mixture_model_discrete_enumeration.py var2.py \
+      zero_inflated_poisson.py annotation.py > "$RUNS/numpyro-examples2.log" 2>&1
+fi
+if want jax; then
+  # a wider drive of jax itself (drive_jax.py: every argument pattern, indexing, lax, transforms, scipy, random, experimental)
+  $REC --out "$RUNS/jax" --timeout 720 --root jax="$SP/jax" -- \
+    $PY "$HERE/drive_jax.py" 660 > "$RUNS/jax.log" 2>&1
+fi
+if want jaxopt; then
+  # jaxopt 0.8.5's tests (checkout of tag jaxopt-v0.8.5; they import the installed jaxopt), the files
+  # with the most loops, 30 s a file (not run for labels.jsonl: no time left)
+  $REC --out "$RUNS/jaxopt" --cwd "$SRC/jaxopt" --timeout 260 \
+    --root jaxopt="$VSP/jaxopt" --root jaxopt-tests="$SRC/jaxopt/tests" --root jax="$SP/jax" -- \
+    $PY "$HERE/drive_pytest.py" 240 30 tests/scipy_wrappers_test.py tests/common_test.py tests/projection_test.py \
+      tests/lbfgs_test.py tests/zoom_linesearch_test.py tests/prox_test.py tests/base_test.py tests/armijo_sgd_test.py \
+      tests/polyak_sgd_test.py tests/optax_wrapper_test.py tests/lbfgsb_test.py tests/loss_test.py > "$RUNS/jaxopt.log" 2>&1
+fi
+if want numpyro2; then
+  # numpyro's other test files, one at a time, 25 s each (drive_pytest.py)
+  $REC --out "$RUNS/numpyro2" --cwd "$SRC/numpyro" --timeout 330 \
+    --root numpyro="$VSP/numpyro" --root numpyro-tests="$SRC/numpyro/test" --root jax="$SP/jax" -- \
+    $PY "$HERE/drive_pytest.py" 310 25 test/contrib/test_control_flow.py test/contrib/test_infer_discrete.py \
+      test/contrib/test_enum_elbo.py test/infer/test_reparam.py test/infer/test_hmc_util.py test/ops/test_indexing.py \
+      test/test_distributions_util.py test/infer/test_infer_util.py test/infer/test_gradient.py test/test_optimizers.py \
+      test/infer/test_ensemble_util.py test/infer/test_svi.py test/test_util.py test/test_distributions_mixture.py \
+      test/contrib/hsgp test/contrib/einstein test/contrib/stochastic_support test/infer/test_mcmc.py \
+      test/test_distributions.py test/infer/test_importance.py test/test_constraints.py > "$RUNS/numpyro2.log" 2>&1
+fi
+if want lineax; then
+  # lineax 0.1.1 and optimistix 0.1.0 tests (checkouts of those tags); they import the installed packages
+  $REC --out "$RUNS/lineax" --cwd "$SRC/lineax" --timeout 160 \
+    --root lineax="$VSP/lineax" --root lineax-tests="$SRC/lineax/tests" --root equinox="$SP/equinox" --root jax="$SP/jax" -- \
+    $PY $PYTEST --timeout 45 tests > "$RUNS/lineax.log" 2>&1
+  $REC --out "$RUNS/optimistix" --cwd "$SRC/optimistix" --timeout 160 \
+    --root optimistix="$VSP/optimistix" --root optimistix-tests="$SRC/optimistix/tests" --root lineax="$VSP/lineax" \
+    --root equinox="$SP/equinox" --root jax="$SP/jax" -- \
+    $PY $PYTEST --timeout 45 tests > "$RUNS/optimistix.log" 2>&1
+fi
+if want equinox2; then
+  # every equinox and diffrax test file, 15 s each (the first stages ran the suites alphabetically;
+  # for labels.jsonl this stage was stopped after 78 s, four equinox files, and diffrax2 did not run)
+  $REC --out "$RUNS/equinox2" --cwd "$SRC/equinox" --timeout 260 \
+    --root equinox="$SRC/equinox/equinox" --root equinox-tests="$SRC/equinox/tests" --root jax="$SP/jax" -- \
+    $PY "$HERE/drive_pytest.py" 240 15 tests -- --deselect tests/test_onnx.py > "$RUNS/equinox2.log" 2>&1
+  $REC --out "$RUNS/diffrax2" --cwd "$SRC/diffrax" --timeout 200 \
+    --root diffrax="$SRC/diffrax/diffrax" --root diffrax-tests="$SRC/diffrax/test" \
+    --root lineax="$VSP/lineax" --root optimistix="$VSP/optimistix" --root equinox="$SP/equinox" --root jax="$SP/jax" -- \
+    $PY "$HERE/drive_pytest.py" 180 15 test > "$RUNS/diffrax2.log" 2>&1
+fi
+if want haiku2; then
+  # every haiku test file, 12 s each (not run for labels.jsonl: no time left)
+  $REC --out "$RUNS/haiku2" --cwd "$SP" --timeout 330 --root haiku="$SP/haiku" --root jax="$SP/jax" -- \
+    $PY "$HERE/drive_pytest.py" 310 12 haiku/_src > "$RUNS/haiku2.log" 2>&1
+fi
+if want distrax2; then
+  # every distrax and optax test file, 12 s each (for labels.jsonl only the optax half ran)
+  $REC --out "$RUNS/distrax2" --cwd "$SRC/distrax" --timeout 230 \
+    --root distrax="$SRC/distrax/distrax" --root chex="$VSP/chex" --root jax="$SP/jax" -- \
+    $PY "$HERE/drive_pytest.py" 210 12 distrax > "$RUNS/distrax2.log" 2>&1
+  $REC --out "$RUNS/optax2" --cwd "$SRC/optax" --timeout 230 --root optax="$SRC/optax/optax" --root jax="$SP/jax" -- \
+    $PY "$HERE/drive_pytest.py" 210 12 optax > "$RUNS/optax2.log" 2>&1
+fi
+if want flax; then
+  # more of flax (linen lifted transforms, pooling, cells, tabulate; nnx transforms, Optimizer, bridge)
+  $REC --out "$RUNS/flax" --timeout 420 --root flax="$SP/flax" --root optax="$SRC/optax/optax" --root jax="$SP/jax" -- \
+    $PY "$HERE/drive_flax.py" 380 > "$RUNS/flax.log" 2>&1
+fi
+if want haiku3; then
+  # more haiku modules and lifted transforms (drive_haiku.py)
+  $REC --out "$RUNS/haiku3" --timeout 330 --root haiku="$SP/haiku" --root jax="$SP/jax" -- \
+    $PY "$HERE/drive_haiku.py" 300 > "$RUNS/haiku3.log" 2>&1
+fi
+if want tfp; then
+  # TensorFlow Probability's JAX substrate (tfp-nightly in the venv), drive_tfp.py in four runs
+  TFP="$VSP/tensorflow_probability/substrates/jax"
+  $REC --out "$RUNS/tfp" --timeout 600 --root tfp-jax="$TFP" --root jax="$SP/jax" -- \
+    $PY "$HERE/drive_tfp.py" 560 > "$RUNS/tfp.log" 2>&1
+  $REC --out "$RUNS/tfp2" --timeout 450 --root tfp-jax="$TFP" --root jax="$SP/jax" -- \
+    $PY "$HERE/drive_tfp.py" 420 more > "$RUNS/tfp2.log" 2>&1
+  $REC --out "$RUNS/tfp3" --timeout 330 --root tfp-jax="$TFP" --root jax="$SP/jax" -- \
+    $PY "$HERE/drive_tfp.py" 300 exp > "$RUNS/tfp3.log" 2>&1
+  $REC --out "$RUNS/tfp4" --timeout 420 --root tfp-jax="$TFP" --root jax="$SP/jax" -- \
+    $PY "$HERE/drive_tfp.py" 390 wide > "$RUNS/tfp4.log" 2>&1
+fi
+$PY "$HERE/record.py" merge "$RUNS"/*/ -o "$RUNS/merged.jsonl"
