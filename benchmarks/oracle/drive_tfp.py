@@ -42,9 +42,9 @@ PARAMS = [
 ]
 
 
-def sec_distributions():
-    import tensorflow_probability.substrates.jax as tfp
-    tfd = tfp.distributions
+def _distributions(tfd, validate):
+    """An instance of every distribution class for each parameter set its constructor takes
+    (with `validate_args=True` where asked and accepted); classes that refuse are skipped."""
     for name in sorted(dir(tfd)):
         cls = getattr(tfd, name)
         if not inspect.isclass(cls) or not issubclass(cls, tfd.Distribution) or cls is tfd.Distribution:
@@ -54,15 +54,28 @@ def sec_distributions():
                 sig = inspect.signature(cls.__init__)
                 if any(k not in sig.parameters for k in params):
                     continue
-                d = cls(**params, validate_args=True) if "validate_args" in sig.parameters else cls(**params)
+                if validate and "validate_args" in sig.parameters:
+                    d = cls(**params, validate_args=True)
+                else:
+                    d = cls(**params)
             except Exception:  # noqa: BLE001
                 continue
-            if guarded(lambda d=d: jax.jit(lambda s: d.sample(2, seed=s))(seed)):
-                guarded(lambda d=d: jax.jit(lambda s: d.log_prob(d.sample(seed=s)))(seed))
-                for meth in ("mean", "variance", "entropy", "stddev", "mode"):
-                    guarded(lambda d=d, meth=meth: jax.jit(lambda: getattr(d, meth)())())
-                guarded(lambda d=d: jax.jit(lambda s: d.cdf(d.sample(seed=s)))(seed))
-                break
+            yield cls, d
+
+
+def sec_distributions():
+    import tensorflow_probability.substrates.jax as tfp
+    tfd = tfp.distributions
+    done = set()  # classes driven already: the first parameter set that samples is enough
+    for cls, d in _distributions(tfd, validate=True):
+        if cls in done:
+            continue
+        if guarded(lambda d=d: jax.jit(lambda s: d.sample(2, seed=s))(seed)):
+            guarded(lambda d=d: jax.jit(lambda s: d.log_prob(d.sample(seed=s)))(seed))
+            for meth in ("mean", "variance", "entropy", "stddev", "mode"):
+                guarded(lambda d=d, meth=meth: jax.jit(lambda: getattr(d, meth)())())
+            guarded(lambda d=d: jax.jit(lambda s: d.cdf(d.sample(seed=s)))(seed))
+            done.add(cls)
     # composite distributions
     cases = [
         lambda: tfd.Independent(tfd.Normal(jnp.zeros(3), 1.0), 1), lambda: tfd.MixtureSameFamily(tfd.Categorical(probs=v / v.sum()), tfd.Normal(v, 1.0)),
@@ -337,20 +350,9 @@ def sec_wide():
     stats function with every argument pattern: other branches of the same code."""
     import tensorflow_probability.substrates.jax as tfp
     tfd = tfp.distributions
-    for name in sorted(dir(tfd)):
-        cls = getattr(tfd, name)
-        if not inspect.isclass(cls) or not issubclass(cls, tfd.Distribution) or cls is tfd.Distribution:
-            continue
-        for params in PARAMS:
-            try:
-                sig = inspect.signature(cls.__init__)
-                if any(k not in sig.parameters for k in params):
-                    continue
-                d = cls(**params)
-            except Exception:  # noqa: BLE001
-                continue
-            guarded(lambda d=d: jax.jit(lambda s: d.log_prob(d.sample((2, 1), seed=s)))(seed))
-            guarded(lambda d=d: jax.jit(jax.grad(lambda s: jnp.sum(d.log_prob(d.sample(seed=jax.random.PRNGKey(1)) + s * 0))))(0.0))
+    for _, d in _distributions(tfd, validate=False):
+        guarded(lambda d=d: jax.jit(lambda s: d.log_prob(d.sample((2, 1), seed=s)))(seed))
+        guarded(lambda d=d: jax.jit(jax.grad(lambda s: jnp.sum(d.log_prob(d.sample(seed=jax.random.PRNGKey(1)) + s * 0))))(0.0))
     pats = [(v,), (m,), (v, v), (m, m), (m, v[:3]), (v, 2), (jnp.stack([v, v]),), (v, 0.5), (m, 1), (jnp.stack([m, m]),)]
     for modname in ("math", "stats"):
         mod = getattr(tfp, modname)

@@ -972,12 +972,16 @@ class TracedFinder:
             return isinstance(func.value, cst.Name) and func.value.value == "self" and self.resolve_method(func, caller) is None
         if not isinstance(func, cst.Name) or self.resolve_function(func) or self.resolve_class(func):
             return False
-        scope = self.parsed.scope(func)
+        bindings = self._bindings(func)
+        return any(isinstance(getattr(b, "node", None), cst.For) or isinstance(self.parsed.parent(getattr(b, "node", None) or func), cst.For) for b in bindings or ())
+
+    def _bindings(self, name: cst.Name) -> list | None:
+        """The scope's assignments of `name` (None when libcst cannot look it up)."""
+        scope = self.parsed.scope(name)
         try:
-            bindings = list(scope[func.value]) if scope is not None else []
+            return list(scope[name.value]) if scope is not None else []
         except Exception:  # noqa: BLE001 - a name libcst cannot look up is just unknown
-            return False
-        return any(isinstance(getattr(b, "node", None), cst.For) or isinstance(self.parsed.parent(getattr(b, "node", None) or func), cst.For) for b in bindings)
+            return None
 
     def _called_objects(self) -> list[tuple[cst.FunctionDef, cst.Call]]:
         """`__call__` methods of this module's classes (frameworks' aside: theirs are entries
@@ -1152,11 +1156,7 @@ class TracedFinder:
             root = root.value
         if not isinstance(root, cst.Name) or not self.parsed.may_import(root.value):
             return None
-        scope = self.parsed.scope(root)
-        try:
-            assignments = list(scope[root.value]) if scope is not None else []
-        except Exception:  # noqa: BLE001 - a name libcst cannot look up is just unknown
-            return None
+        assignments = self._bindings(root)
         if not assignments or not all(isinstance(getattr(a, "node", None), (cst.Import, cst.ImportFrom)) for a in assignments):
             return None
         qualified = self._qname(expr)
