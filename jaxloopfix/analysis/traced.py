@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 import libcst as cst
 
@@ -321,6 +322,7 @@ class TracedFinder:
         # `_reached_from` per traced function, kept with the text's syntax (`_Start.reached`).
         self._reached: dict[cst.FunctionDef, tuple[list, list[ExternalTrace]]] = {}
         self._wrapped_self: list[tuple[cst.ClassDef, str]] = []
+        self._assignments_of: dict[cst.FunctionDef, dict[str, list[cst.BaseExpression]]] = {}
 
     # -- transform recognition -------------------------------------------------
     def transform_of(self, expr: cst.BaseExpression) -> _Transform | None:
@@ -950,7 +952,7 @@ class TracedFinder:
                     callee = finder.resolve_method(node.func, outer) or finder._instance_method(node.func, outer)
                 if callee is not None and callee is not outer:
                     found.append((callee, finder._at_line(f"called from traced function `{outer.name.value}`", node)))
-                elif callee is None and finder._calls_an_object(node, outer):
+                elif callee is None and finder._has_called_objects and finder._calls_an_object(node, outer):
                     for method, made in finder._called_objects():
                         if method is not outer:
                             found.append((method, finder._at_line(
@@ -1010,8 +1012,12 @@ class TracedFinder:
                 if cls is None or self.framework_of(cls) is None:
                     return None
                 position, keyword = (1, "init_fn") if func.attr.value == "param" else (2, "init_fn")
-        elif self._qname(func) in ("haiku.get_parameter", "haiku.get_state"):
-            position = 3
+        elif (
+            isinstance(func, (cst.Name, cst.Attribute))
+            and (func.attr.value if isinstance(func, cst.Attribute) else func.value) in ("get_parameter", "get_state")
+            and self._qname(func) in ("haiku.get_parameter", "haiku.get_state")
+        ):
+            position = 3  # the last part first: qualified names cost a scope analysis
         if position is None:
             return None
         positional = [a for a in call.args if a.keyword is None and not a.star]
@@ -1041,10 +1047,36 @@ class TracedFinder:
     def _instance_method(self, attr: cst.Attribute, caller: cst.FunctionDef) -> cst.FunctionDef | None:
         """`Chain(...).apply(x)`, `build().apply(x)`, `c = Chain(...); c.apply(x)`: the method of
         the class the receiver is an instance of, when a call of this module makes it."""
+        if attr.attr.value not in self._method_names:
+            return None  # no class of this module defines it: nothing to resolve
         cls = self._instance_class(attr.value, caller, 0)
         if cls is None:
             return None
         return next((m for m in cls.body.body if isinstance(m, cst.FunctionDef) and m.name.value == attr.attr.value), None)
+
+    @cached_property
+    def _has_called_objects(self) -> bool:
+        """Whether this module makes instances of a class with `__call__` (else no object call
+        needs looking at)."""
+        return bool(self._called_objects())
+
+    @cached_property
+    def _method_names(self) -> frozenset[str]:
+        """Names of the methods this module's top-level classes define."""
+        return frozenset(
+            m.name.value for c in self.parsed.module.body if isinstance(c, cst.ClassDef)
+            for m in c.body.body if isinstance(m, cst.FunctionDef)
+        )
+
+    def _simple_assignments(self, func: cst.FunctionDef) -> dict[str, list[cst.BaseExpression]]:
+        """`name = value` statements of `func` by name, found in one walk per function."""
+        found = self._assignments_of.get(func)
+        if found is None:
+            found = self._assignments_of[func] = {}
+            for node in descendants(func):
+                if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+                    found.setdefault(node.targets[0].target.value, []).append(node.value)
+        return found
 
     def _instance_class(self, expr: cst.BaseExpression, caller: cst.FunctionDef, depth: int) -> cst.ClassDef | None:
         if depth > 3:
@@ -1062,11 +1094,7 @@ class TracedFinder:
             }
             return returned.pop() if len(returned) == 1 else None
         if isinstance(expr, cst.Name):
-            values = [
-                a.value for a in descendants(caller)
-                if isinstance(a, cst.Assign) and len(a.targets) == 1
-                and isinstance(a.targets[0].target, cst.Name) and a.targets[0].target.value == expr.value
-            ]
+            values = self._simple_assignments(caller).get(expr.value, [])
             if len(values) == 1:
                 return self._instance_class(values[0], caller, depth + 1)
         return None
