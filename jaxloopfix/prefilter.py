@@ -688,6 +688,7 @@ def _reach(
             work.extend(m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)))
     possible = possible or (bool(work) and not need_loop)
     reached: dict[int, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+    objects_called = False  # the `__call__` methods joined `work` once for all callees
     while work:
         func = work.pop()
         if id(func) in reached:
@@ -699,7 +700,8 @@ def _reach(
         for name in own.callees:
             if name in functions:
                 work.extend(functions[name])
-            elif "__call__" in functions:
+            elif "__call__" in functions and not objects_called:
+                objects_called = True
                 work.extend(functions["__call__"])  # `stage(x)` on an item or attribute: an object's `__call__`
         if imported and not own.roots.isdisjoint(imported):
             possible = True  # traced code calling into the project: follow it there

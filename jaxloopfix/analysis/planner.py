@@ -14,7 +14,7 @@ import libcst as cst
 
 from jaxloopfix.analysis.arrays import ArrayFacts
 from jaxloopfix.analysis.body import body_refusal
-from jaxloopfix.analysis.containers import ContainerEvidence, array_rows_call
+from jaxloopfix.analysis.containers import ContainerEvidence, _own_descendants, array_rows_call
 from jaxloopfix.analysis.cross_module import ModuleSite
 from jaxloopfix.analysis.dataflow import LoopDataflow, appended_list, contains
 from jaxloopfix.analysis.index_use import IndexUseChecker
@@ -23,7 +23,7 @@ from jaxloopfix.analysis.names import assigned_names, block_flow, loads, paramet
 from jaxloopfix.analysis.plan import Accumulator, Carry, LoopPlan, Sequence
 from jaxloopfix.analysis.source import ParsedModule, descendants, shorten
 from jaxloopfix.analysis.traced import TracedFunction
-from jaxloopfix.analysis.value_kinds import ADDS, Kind, ValueKinds
+from jaxloopfix.analysis.value_kinds import ADDS, ARRAY, Kind, ValueKinds
 
 GROWING = frozenset(
     {"concatenate", "append", "hstack", "vstack", "column_stack", "row_stack", "dstack", "pad", "insert", "block",
@@ -31,11 +31,8 @@ GROWING = frozenset(
 )
 
 
-STRUCTURED_LOOPS = frozenset(
-    {"jax.lax.scan", "jax.lax.fori_loop", "jax.lax.while_loop", "jax.lax.map", "jax.lax.associative_scan"}
-)
-# Other libraries' structured loops (`equinox.internal.while_loop`, `flax.linen.scan`,
-# `hk.fori_loop`, `jax.experimental` loops): a loop function of one of these packages.
+# Structured loops: `jax.lax.scan`, `fori_loop`, ... and other libraries' (`equinox.internal.while_loop`,
+# `flax.linen.scan`, `hk.fori_loop`): a loop function of one of these packages.
 STRUCTURED_NAMES = frozenset({"scan", "fori_loop", "while_loop", "associative_scan", "map", "checkpointed_while_loop",
                               "bounded_while_loop", "scan_with_init", "dynamic_unroll", "static_unroll"})
 STRUCTURED_PACKAGES = frozenset({"jax", "equinox", "flax", "haiku", "diffrax", "optimistix", "lineax", "chex"})
@@ -43,7 +40,7 @@ STRUCTURED_PACKAGES = frozenset({"jax", "equinox", "flax", "haiku", "diffrax", "
 
 def _structured(qname: str) -> bool:
     parts = qname.split(".")
-    return qname in STRUCTURED_LOOPS or (
+    return (
         len(parts) > 1 and parts[-1] in STRUCTURED_NAMES and parts[0] in STRUCTURED_PACKAGES
         and not qname.startswith(("jax.numpy.", "jax.tree", "jax.tree_util."))
     )
@@ -485,10 +482,10 @@ class LoopPlanner:
     def _computes_arrays(self, loop: cst.For) -> bool:
         """Kinds: the body computes an array (a `jnp`/`lax` call, arithmetic with one, an array
         method) and stores it, as a name or an entry of an outer object."""
-        for node in _own_nodes(loop.body):
+        for node in _own_descendants(loop.body):
             if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)) and node.value is not None:
                 value = node.value
-                if isinstance(value, (cst.Call, cst.BinaryOperation)) and self.kinds.of(value).name == "array":
+                if isinstance(value, (cst.Call, cst.BinaryOperation)) and self.kinds.of(value).name == ARRAY:
                     return True
         return False
 
@@ -1324,7 +1321,7 @@ def _stores(loop: cst.For) -> set[str] | None:
     targets), or None when it stores elsewhere (attributes, items of expressions) or makes a
     call whose result it drops (which may be array work on an object)."""
     names: set[str] = set()
-    for node in _own_nodes(loop.body):
+    for node in _own_descendants(loop.body):
         targets: list[cst.BaseExpression] = []
         if isinstance(node, cst.Assign):
             targets = [t.target for t in node.targets]
@@ -1354,18 +1351,6 @@ def _stores(loop: cst.For) -> set[str] | None:
             else:
                 return None
     return names
-
-
-def _own_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
-    """`node`'s descendants, nested function and class bodies aside."""
-    out: list[cst.CSTNode] = []
-    stack = list(node.children)
-    while stack:
-        current = stack.pop()
-        out.append(current)
-        if not isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            stack.extend(current.children)
-    return out
 
 
 def _evidence(kinds: dict[str, Kind]) -> str:
