@@ -279,3 +279,76 @@ def test_every_loop_decision_is_a_named_rule() -> None:
         decided = {rule for _, rule, _ in context.decisions}
         assert decided <= names | {"reported", "late", "index_as_structure"}, (path.name, decided)
         assert isinstance(context.decisions[0][0], cst.For)
+
+
+FIELD_DEFAULT = textwrap.dedent(
+    """
+    from functools import partial
+    import jax
+    from flax import struct
+
+    class Consts(struct.PyTreeNode):
+        ENEMIES: int = struct.field(pytree_node=False, default=3)
+
+    class Game:
+        def __init__(self, consts=None):
+            self.consts = consts or Consts(){passed}
+
+        @partial(jax.jit, static_argnums=(0,))
+        def draw(self, raster, pos):
+            for i in range(self.consts.ENEMIES):
+                raster = raster.at[pos[i, 1], pos[i, 0]].set(1.0)
+            return raster
+    """
+)
+
+
+def test_constant_field_default_is_the_trip_count_unless_passed() -> None:
+    """`ENEMIES: int = struct.field(default=3)` makes `range(self.consts.ENEMIES)` three steps;
+    a call that passes `ENEMIES=` makes the count unknown again, and the loop is reported."""
+    assert module_constants(ParsedModule(FIELD_DEFAULT.format(passed=""), "g.py"))[".ENEMIES"] == 3
+    assert lint_text(FIELD_DEFAULT.format(passed=""), "g.py", Settings()) == []
+    passed = FIELD_DEFAULT.format(passed="\n\n    def big(self):\n        return Consts(ENEMIES=64)")
+    assert ".ENEMIES" not in module_constants(ParsedModule(passed, "g.py"))
+    assert [d.code for d in lint_text(passed, "g.py", Settings())] == ["JLF001"]
+
+
+DECLARED = textwrap.dedent(
+    """
+    import jax
+    import jax.numpy as jnp
+
+    class Base:
+        def place(self, x):
+            return x
+
+    class Arena(Base):
+        pass
+
+    class Walled(Arena):
+        def place(self, x):
+            out = jnp.zeros_like(x)
+            for t in range(x.shape[0]):
+                out = out.at[t].set(x[t] * 2.0 + out[t - 1])
+            return out
+
+    @jax.jit
+    def step(x, env: "Arena"):
+        return env.place(x)
+    """
+)
+
+
+def test_declared_receiver_reaches_base_and_overrides() -> None:
+    """`env.place(x)` on a parameter declared `Arena` runs `Base.place` (found through the bases)
+    or a subclass's override: both are traced, and the override's loop is reported."""
+    parsed = ParsedModule(DECLARED, "d.py")
+    traced = find_traced_functions(parsed)
+    owners = sorted(
+        parsed.parent(parsed.parent(f)).name.value for f in traced if f.name.value == "place"
+    )
+    assert owners == ["Base", "Walled"]
+    reason = next(t.reason for f, t in traced.items() if f.name.value == "place")
+    assert "its declared type" in reason and "env.place" in reason
+    diagnostics = lint_text(DECLARED, "d.py", Settings())
+    assert [(d.code, d.location.row) for d in diagnostics] == [("JLF001", 15)], [d.message for d in diagnostics]

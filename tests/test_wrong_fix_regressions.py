@@ -267,3 +267,38 @@ def test_throwaway_underscore_read_after_the_loop_gets_no_fix():
     assert [d.code for d in diagnostics] == ["JLF002"]
     assert diagnostics[0].fix is None
     assert "loop variable `_`" in diagnostics[0].no_fix_reason
+
+
+# name -> (source, reason fragment, function, inputs): the loop runs, but a scan step could not
+# (its traced index would pick from a Python container or decide an identity test), so no fix
+# at all is offered, not even an unsafe one; the loop itself is still reported.
+NO_FIX = {
+    "index_picks_from_module_tuple_in_identity_test": (
+        H + "COLORS = (None, 1, None, 2, None, 3, None, 4)\n\n@jax.jit\ndef f(x):\n    acc = jnp.zeros(3)\n"
+        "    for i in range(8):\n        if COLORS[i] is not None:\n            acc = acc + x[i]\n    return acc\n",
+        "identity test", "f", lambda: (jnp.arange(24.0).reshape(8, 3),),
+    ),
+    "index_picks_from_list_of_text": (
+        H + "@jax.jit\ndef f(x, masks):\n    names = ['a', 'b', 'c', 'd', 'e', 'f']\n    acc = jnp.zeros(3)\n"
+        "    for i in range(6):\n        acc = acc + masks[names[i]] * x[i]\n    return acc\n",
+        "selects items of `names`, a Python container of Python values", "f",
+        lambda: (jnp.arange(18.0).reshape(6, 3), {k: jnp.float32(n) for n, k in enumerate("abcdef")}),
+    ),
+    "index_picks_from_static_tuple_of_sizes": (
+        H + "SIZES = (1, 2, 3, 4, 5, 6)\n\n@jax.jit\ndef f(x):\n    acc = jnp.zeros(3)\n"
+        "    for i in range(6):\n        acc = acc + x[i] * SIZES[i]\n    return acc\n",
+        "a Python container of Python values", "f", lambda: (jnp.arange(18.0).reshape(6, 3),),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NO_FIX))
+def test_python_selection_gets_no_fix(name, tmp_path):
+    source, reason, function, inputs = NO_FIX[name]
+    (tmp_path / "a.py").write_text(source)
+    getattr(load_module(tmp_path / "a.py", f"regress_nofix_{name}"), function)(*inputs())  # the loop runs
+    diagnostics = lint_text(source, "t.py", Settings())
+    assert [d.code for d in diagnostics if d.code in ("JLF001", "JLF002")], "the loop must still be reported"
+    assert all(d.fix is None for d in diagnostics), [d.fix.message for d in diagnostics if d.fix]
+    assert any(reason in (d.no_fix_reason or "") for d in diagnostics), [d.no_fix_reason for d in diagnostics]
+    assert apply_fixes(source, "t.py", Settings(), unsafe=True)[2] == 0

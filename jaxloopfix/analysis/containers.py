@@ -48,6 +48,14 @@ PYTHON_METHODS = frozenset(
      "copy", "remove", "discard"}
 )
 # Module classes of the frameworks: constructing one per step builds a stack of layers.
+# How the no-array-work evidence starts (the planner yields it when the index reads array rows).
+NO_ARRAY_OPERATION = "the body runs no array operation"
+# How the selects-container-items evidence starts (it yields, as the facts' array reads do, when
+# the index also reads rows of a value whose kind is an array).
+SELECTS_ITEMS = "the index selects items of"
+# How a local container's evidence reads (the planner yields it when the `enumerate` counter
+# reads array rows).
+BOUND_TO_CONTAINER = "is bound to"
 MODULE_PACKAGES = ("flax.linen.", "flax.nnx.", "haiku.", "equinox.nn.", "objax.nn.", "trax.layers.")
 
 
@@ -251,7 +259,7 @@ class ContainerEvidence:
             if isinstance(value, cst.BaseExpression):
                 found = self.iterable(value, 1) if not isinstance(value, cst.Name) else None
                 if found or isinstance(value, (cst.List, cst.Tuple, cst.ListComp)):
-                    return f"`{name}` is bound to `{shorten(self.parsed.code(value), 40)}`, a Python container"
+                    return f"`{name}` {BOUND_TO_CONTAINER} `{shorten(self.parsed.code(value), 40)}`, a Python container"
         if name in self.facts._containers:
             return f"`{name}` is used as a Python container (`.append`, `.items()`, string keys)"
         return self._unpacked(name)
@@ -606,7 +614,7 @@ class ContainerEvidence:
             elif isinstance(node.value, cst.Name) and self._array_rows(node.value.value):
                 array_read = True  # `key, *keys = jax.random.split(key, n)`: a list of arrays, one per step
             elif isinstance(node.value, cst.Name) and self.name(node.value.value):
-                found = f"the index selects items of `{node.value.value}`: {self.name(node.value.value)}"
+                found = f"{SELECTS_ITEMS} `{node.value.value}`: {self.name(node.value.value)}"
         if found is not None and (trip_kind == "shape" or array_read):
             return None
         return found
@@ -662,7 +670,7 @@ class ContainerEvidence:
                 f"each step only wraps a function (`{wrapper}`): nothing is computed until the wrapped "
                 "function is called, once, after the loop"
             )
-        return "the body runs no array operation (no arithmetic, no JAX call, no function or module call): it builds Python structure or text"
+        return f"{NO_ARRAY_OPERATION} (no arithmetic, no JAX call, no function or module call): it builds Python structure or text"
 
     def _formatted(self, node: cst.CSTNode, loop: cst.For) -> bool:
         """Inside an f-string's `{...}`: the value is turned into text."""
@@ -1028,3 +1036,4 @@ def array_rows_call(value: cst.BaseExpression, parsed: ParsedModule) -> bool | N
     if not isinstance(value, cst.Call) or not isinstance(value.func, (cst.Name, cst.Attribute)):
         return None
     return ARRAY_ROWS.get(parsed.qualified_name(value.func) or "")
+

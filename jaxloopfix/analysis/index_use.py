@@ -15,7 +15,7 @@ import libcst as cst
 
 from jaxloopfix.analysis.arrays import ArrayFacts
 from jaxloopfix.analysis.names import loads, stored_names
-from jaxloopfix.analysis.value_kinds import ARRAY, ValueKinds
+from jaxloopfix.analysis.value_kinds import ARRAY, CONTAINER, ValueKinds
 from jaxloopfix.analysis.source import ParsedModule, shorten
 
 # jnp/lax functions whose first argument is a shape, a size or an axis.
@@ -114,6 +114,10 @@ class IndexUseChecker:
                 if any(id(a) in skip_ids for a in self.parsed.ancestors(name)):
                     continue
                 result.used = True
+                python = self._python_selection(name)
+                if python is not None:
+                    result.refusal = python
+                    return result
                 if any(id(a) in tests for a in self.parsed.ancestors(name)):
                     continue
                 self._classify(name, result)
@@ -199,6 +203,36 @@ class IndexUseChecker:
                 return
             result.refusal = f"the loop index {self._shown(code)} is used as a Python value"
             return
+
+    def _python_selection(self, name: cst.Name) -> str | None:
+        """`COLORS[i]` with `COLORS` a Python tuple or list by its kind, or `x[i] is None`: in the
+        loop Python picks the item (or decides the identity) at trace time; in a scan step the
+        index is a tracer, which cannot index a Python container and is never `None`."""
+        if self.kinds is None:
+            return None
+        for parent in self.parsed.ancestors(name):
+            if isinstance(parent, cst.SubscriptElement):
+                subscript = self.parsed.parent(parent)
+                if isinstance(subscript, cst.Subscript):
+                    kind = self.kinds.of(subscript.value)
+                    if kind.name == CONTAINER and kind.item is not None and kind.item.python:
+                        shown = shorten(self.parsed.code(subscript.value), 30)
+                        origin = f" ({kind.why})" if kind.why and kind.why != "a Python container" and shown not in kind.why else ""
+                        return (
+                            f"the loop index {self._shown(name.value)} selects items of `{shown}`, a Python container "
+                            f"of Python values{origin}: a traced index cannot index it"
+                        )
+                continue
+            if isinstance(parent, cst.Comparison) and any(
+                isinstance(c.operator, (cst.Is, cst.IsNot)) for c in parent.comparisons
+            ):
+                return (
+                    f"the loop index {self._shown(name.value)} decides an identity test "
+                    f"(`{shorten(self.parsed.code(parent), 30)}`), which Python answers at trace time"
+                )
+            if isinstance(parent, (cst.BaseSmallStatement, cst.BaseCompoundStatement, cst.Call, cst.Lambda)):
+                return None
+        return None
 
     def _axis_parameter(self, call: cst.Call, arg: cst.Arg, position: int) -> str | None:
         """The axis parameter `arg` binds: `axis=i` to any call, or the position of a parameter

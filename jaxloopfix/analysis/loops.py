@@ -68,7 +68,56 @@ def module_constants(parsed: ParsedModule) -> dict[str, int]:
                             if length is not None:
                                 values[f"len({name})"] = length
                                 counts[f"len({name})"] = counts[name]
-    return {name: value for name, value in values.items() if counts.get(name) == 1}
+    found = {name: value for name, value in values.items() if counts.get(name) == 1}
+    found.update(_field_defaults(parsed))
+    return found
+
+
+# Calls that declare a dataclass or pytree field, with its default as `default=`.
+FIELD_CALLS = frozenset({"field", "static_field"})
+
+
+def _field_defaults(parsed: ParsedModule) -> dict[str, int]:
+    """Int defaults of the constants this module's classes declare, named in capitals as
+    constants are (`N: int = 3`, `N: int = struct.field(pytree_node=False, default=3)`), under
+    the key `.N`: what
+    `self.consts.N` is unless a call of this module passes `N=` or a statement assigns `.N`.
+    A name two classes declare differently is left out."""
+    values: dict[str, int | None] = {}
+    for statement in parsed.module.body:
+        if not isinstance(statement, cst.ClassDef):
+            continue
+        for line in statement.body.body:
+            for small in line.body if isinstance(line, cst.SimpleStatementLine) else ():
+                if not (isinstance(small, (cst.AnnAssign, cst.Assign)) and small.value is not None):
+                    continue
+                targets = [small.target] if isinstance(small, cst.AnnAssign) else [t.target for t in small.targets]
+                value = _field_default(small.value)
+                for target in targets:
+                    if isinstance(target, cst.Name) and target.value.isupper():  # named as a constant
+                        key = f".{target.value}"
+                        values[key] = value if values.get(key, value) == value else None
+    if not any(v is not None for v in values.values()):
+        return {}
+    for node in parsed.nodes:  # `Consts(N=10)` or `self.N = ...` change it
+        if isinstance(node, cst.Arg) and node.keyword is not None:
+            values.pop(f".{node.keyword.value}", None)
+        elif isinstance(node, (cst.AssignTarget, cst.AugAssign)) and isinstance(node.target, cst.Attribute):
+            values.pop(f".{node.target.attr.value}", None)
+    return {key: value for key, value in values.items() if value is not None}
+
+
+def _field_default(value: cst.BaseExpression) -> int | None:
+    if isinstance(value, cst.Integer):
+        return int(value.evaluated_value)
+    if isinstance(value, cst.Call):
+        func = value.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        if name in FIELD_CALLS:
+            default = next((a.value for a in value.args if a.keyword is not None and a.keyword.value == "default"), None)
+            if isinstance(default, cst.Integer):
+                return int(default.evaluated_value)
+    return None
 
 
 def _literal_length(parsed: ParsedModule, value: cst.BaseExpression) -> int | None:
@@ -128,7 +177,11 @@ class IterationAnalyzer:
             return TripCount("ndim")
         if isinstance(expr, cst.Attribute):
             # `self.num_steps`, `cfg.horizon`: a hyperparameter or config field. `range` of a
-            # tracer raises, so under a trace it is a static Python int.
+            # tracer raises, so under a trace it is a static Python int; a field a class of this
+            # module declares with an int default (`N: int = 3`) has that value.
+            default = self.constants.get(f".{expr.attr.value}")
+            if default is not None and not (isinstance(expr.value, cst.Name) and expr.value.value == "self"):
+                return TripCount("constant", default)
             return TripCount("static")
         if isinstance(expr, cst.Call) and self.qname(expr.func) == "builtins.len" and len(expr.args) == 1:
             arg = expr.args[0].value

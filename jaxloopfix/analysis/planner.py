@@ -14,7 +14,7 @@ import libcst as cst
 
 from jaxloopfix.analysis.arrays import ArrayFacts
 from jaxloopfix.analysis.body import body_refusal
-from jaxloopfix.analysis.containers import ContainerEvidence, _own_descendants, array_rows_call
+from jaxloopfix.analysis.containers import BOUND_TO_CONTAINER, NO_ARRAY_OPERATION, SELECTS_ITEMS, ContainerEvidence, _own_descendants, array_rows_call
 from jaxloopfix.analysis.cross_module import ModuleSite
 from jaxloopfix.analysis.dataflow import LoopDataflow, appended_list, contains
 from jaxloopfix.analysis.index_use import IndexUseChecker
@@ -23,7 +23,7 @@ from jaxloopfix.analysis.names import assigned_names, block_flow, loads, paramet
 from jaxloopfix.analysis.plan import Accumulator, Carry, LoopPlan, Sequence
 from jaxloopfix.analysis.source import ParsedModule, descendants, shorten
 from jaxloopfix.analysis.traced import TracedFunction
-from jaxloopfix.analysis.value_kinds import ADDS, ARRAY, Kind, ValueKinds
+from jaxloopfix.analysis.value_kinds import ADDS, ARRAY, TRACED, Kind, ValueKinds
 
 GROWING = frozenset(
     {"concatenate", "append", "hstack", "vstack", "column_stack", "row_stack", "dstack", "pad", "insert", "block",
@@ -261,6 +261,13 @@ class LoopPlanner:
                 listed = _python_list_binding(self.traced.node, name, self.parsed)
                 if listed is not None:
                     how, uniform = listed
+                    text = _text_items(self.traced.node, name)
+                    if text is not None:
+                        refusal = refusal or (
+                            f"`{name}` is a Python list of text (`{text}`): a traced index cannot select from it, "
+                            "and `jnp.stack` cannot make it an array"
+                        )
+                        continue
                     if name not in live and _only_indexed_by(self.parsed, body, name, iteration.index):
                         # Stacked before the scan; the index then reads the same item as an array.
                         plan.stacked_lists.append(name)
@@ -329,12 +336,52 @@ class LoopPlanner:
         """Layers, parameters, dict entries, pytree leaves, literals (`ContainerEvidence.iterable`),
         and tuples unpacked per item (`for w, b in params`)."""
         evidence = self.evidence.iterable(loop.iter)
+        if evidence is not None and BOUND_TO_CONTAINER in evidence and self._counter_reads_rows(loop) is not None:
+            return None  # `for k, (slot, _) in enumerate(slots): out[slot] = rows[k]`: a local list of Python values
         if evidence is None and iteration is None and isinstance(loop.target, (cst.Tuple, cst.List)):
+            if self._counter_reads_rows(loop) is not None:
+                return None  # `for i, (x, y) in enumerate(batches): ... keys[i]`: it steps over array rows too
             evidence = (
                 f"each item is unpacked into `{self.parsed.code(loop.target)}`: a sequence of tuples "
                 "(such as per-layer parameters), not slices of one array"
             )
         return evidence
+
+    def _counter_reads_rows(self, loop: cst.For) -> str | None:
+        """`for i, (inputs, targets) in enumerate(batches): key = keys[i + 1]`: the counter of
+        `enumerate` (or a value computed from it) selects rows of an array each step, so the
+        loop steps along that array's axis, unless the items are called (layers, functions)."""
+        it = loop.iter
+        if not (isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "enumerate"):
+            return None
+        target = loop.target
+        first = target.elements[0].value if isinstance(target, (cst.Tuple, cst.List)) and target.elements else None
+        if not isinstance(first, cst.Name):
+            return None
+        items = stored_names(target) - {first.value}
+        for node in _own_descendants(loop.body):
+            func = node.func if isinstance(node, cst.Call) else None
+            while isinstance(func, cst.Attribute):
+                func = func.value
+            if isinstance(func, cst.Name) and func.value in items:
+                return None  # `layer(x, keys[i])`: the items are layers or objects, each step a different one
+        return self._index_reads_rows(loop, first.value)
+
+    def _index_reads_rows(self, loop: cst.For, index: str) -> str | None:
+        """`A_uv[idx]`, `keys[i + 1]`: the index, or a value computed from it, selects rows of an
+        array (by its kind) each step; the subscript, else None."""
+        derived = {index}
+        nodes = _own_descendants(loop.body)
+        for node in nodes:
+            if isinstance(node, cst.Assign) and {n.value for n in descendants(node.value) if isinstance(n, cst.Name)} & derived:
+                derived |= {n for t in node.targets for n in stored_names(t.target)}
+        for node in nodes:
+            if not isinstance(node, cst.Subscript):
+                continue
+            reads = {n.value for e in node.slice for n in descendants(e.slice) if isinstance(n, cst.Name)}
+            if reads & derived and self.kinds.of(node.value).name in (ARRAY, TRACED):
+                return self.parsed.code(node)
+        return None
 
     def python_items(self, loop: cst.For, iteration: Iteration | None) -> str | None:
         """Kinds: it iterates a Python value whose items are Python values (a static argument's
@@ -354,12 +401,18 @@ class LoopPlanner:
     def python_body(self, loop: cst.For, iteration: Iteration | None) -> str | None:
         """What the body does (`ContainerEvidence.body`): builds modules or objects, keys dict
         entries, stores nothing, works on ragged shapes."""
-        return self.evidence.body(
+        evidence = self.evidence.body(
             loop,
             iteration.index if iteration is not None else None,
             [name for name, _ in iteration.elements] if iteration is not None else sorted(stored_names(loop.target)),
             iteration.trip.kind if iteration is not None else "unknown",
         )
+        if evidence is not None and evidence.startswith((NO_ARRAY_OPERATION, SELECTS_ITEMS)):
+            index = iteration.index if iteration is not None else None
+            rows = self._index_reads_rows(loop, index) if index is not None else self._counter_reads_rows(loop)
+            if rows is not None:
+                return None  # `out[i] = A[idx]`, `names[i]` beside `state.cars[i, 0]`: it steps over array rows
+        return evidence
 
     def python_values(self, loop: cst.For, iteration: Iteration | None) -> str | None:
         """Kinds: every value the body stores is a Python value (ints from index arithmetic,
@@ -1171,6 +1224,18 @@ def _only_indexed_by(parsed: ParsedModule, body: list[cst.BaseStatement], name: 
             if not (isinstance(part, cst.Index) and isinstance(part.value, cst.Name) and part.value.value == index):
                 return False
     return True
+
+
+def _text_items(func: cst.FunctionDef, name: str) -> str | None:
+    """A string item of a list display bound to `name` in `func` (`names = ['car_red', ...]`)."""
+    for node in descendants(func):
+        if isinstance(node, cst.Assign) and isinstance(node.value, (cst.List, cst.Tuple)) and any(
+            isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets
+        ):
+            for element in node.value.elements:
+                if isinstance(element.value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+                    return shorten(cst.Module([]).code_for_node(element.value), 30)
+    return None
 
 
 def _python_list_binding(func: cst.FunctionDef, name: str, parsed: ParsedModule | None = None) -> tuple[str, bool] | None:

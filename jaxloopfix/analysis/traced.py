@@ -950,6 +950,15 @@ class TracedFinder:
                 callee = finder.resolve_function(node.func)
                 if callee is None and isinstance(node.func, cst.Attribute):
                     callee = finder.resolve_method(node.func, outer) or finder._instance_method(node.func, outer)
+                if callee is None and isinstance(node.func, cst.Attribute):
+                    declared = finder._declared_receiver_methods(node.func, outer)
+                    for method, cls in declared:
+                        if method is not outer:
+                            found.append((method, finder._at_line(
+                                f"called as `{shorten(finder.parsed.code(node.func), 40)}` on a `{cls}` "
+                                f"(its declared type) from traced function `{outer.name.value}`", node)))
+                    if declared:
+                        continue
                 if callee is not None and callee is not outer:
                     found.append((callee, finder._at_line(f"called from traced function `{outer.name.value}`", node)))
                 elif callee is None and finder._has_called_objects and finder._calls_an_object(node, outer):
@@ -1098,6 +1107,55 @@ class TracedFinder:
             if len(values) == 1:
                 return self._instance_class(values[0], caller, depth + 1)
         return None
+
+    def _declared_receiver_methods(self, attr: cst.Attribute, caller: cst.FunctionDef) -> list[tuple[cst.FunctionDef, str]]:
+        """`env.reset_level(...)` where a parameter is declared `env: 'JaxGravitar'` (in this
+        function or one it is nested in): the method Python finds on that class (its own or a
+        base's of this module), and every override in its subclasses here, with the class
+        names: what the call may run."""
+        if not (isinstance(attr.value, cst.Name) and attr.value.value not in ("self", "cls")):
+            return []
+        if attr.attr.value not in self._method_names:
+            return []  # no class of this module defines it
+        declared = self._declared_class(attr.value.value, caller)
+        if declared is None:
+            return []
+        classes = self._module_classes
+        found: list[tuple[cst.FunctionDef, str]] = []
+        for cls in _mro(declared, classes):
+            method = _method(cls, attr.attr.value)
+            if method is not None:
+                found.append((method, declared.name.value))
+                break
+        for cls in classes.values():
+            if cls is not declared and declared in _mro(cls, classes):
+                method = _method(cls, attr.attr.value)
+                if method is not None and all(method is not m for m, _ in found):
+                    found.append((method, cls.name.value))
+        return found
+
+    def _declared_class(self, name: str, caller: cst.FunctionDef) -> cst.ClassDef | None:
+        """The module class a parameter `name` of `caller` (or of a function it is nested in,
+        the first that has one) is annotated with: `env: JaxGravitar` or `env: 'JaxGravitar'`."""
+        for func in (caller, *self.parsed.ancestors(caller)):
+            if not isinstance(func, cst.FunctionDef):
+                continue
+            param = next((p for p in parameters(func) if p.name.value == name), None)
+            if param is None:
+                continue
+            if param.annotation is None:
+                return None
+            annotation = param.annotation.annotation
+            text = annotation.evaluated_value if isinstance(annotation, cst.SimpleString) else self.parsed.code(annotation)
+            if not isinstance(text, str):
+                return None
+            return self._module_classes.get(text.strip())
+        return None
+
+    @cached_property
+    def _module_classes(self) -> dict[str, cst.ClassDef]:
+        """This module's top-level classes by name."""
+        return {c.name.value: c for c in self.parsed.module.body if isinstance(c, cst.ClassDef)}
 
     def _builds_message(self, call: cst.Call, outer: cst.FunctionDef) -> bool:
         """`str(pp_jaxpr(...))`, `f"{describe(x)}"`, a call in a `raise` or an `except:` block:
@@ -1347,3 +1405,23 @@ ENTRY_NAMES: frozenset[str] = (
     TRACING_TRANSFORMS | TAKER_NAMES | LIFTED_TRANSFORMS | MODEL_PRIMITIVES | frozenset(MODULE_BASES)
     | CUSTOM_DERIVATIVES | COMPACT
 )
+
+
+def _method(cls: cst.ClassDef, name: str) -> cst.FunctionDef | None:
+    return next((m for m in cls.body.body if isinstance(m, cst.FunctionDef) and m.name.value == name), None)
+
+
+def _mro(cls: cst.ClassDef, classes: dict[str, cst.ClassDef]) -> list[cst.ClassDef]:
+    """`cls` and its bases among `classes`, depth first as a simple hierarchy resolves them."""
+    order: list[cst.ClassDef] = []
+    pending = [cls]
+    while pending:
+        current = pending.pop(0)
+        if any(current is c for c in order):
+            continue
+        order.append(current)
+        for base in current.bases:
+            value = base.value.value if isinstance(base.value, cst.Subscript) else base.value
+            if isinstance(value, cst.Name) and value.value in classes:
+                pending.append(classes[value.value])
+    return order

@@ -274,6 +274,9 @@ class ValueKinds:
             return Kind(STATIC, why=f"`{code}`, a configuration value")
         if attr in ("T", "real", "imag", "mT") and self.of(expr.value).name == ARRAY:
             return self.of(expr.value)
+        if isinstance(expr.value, cst.Name) and self.of_name(expr.value.value).name == TRACED:
+            # `state.cars` of a traced `state`: a field of a pytree whose leaves are tracers.
+            return Kind(TRACED, why=f"`{code}`, a field of a traced argument")
         return UNKNOWN_KIND
 
     def _subscript(self, expr: cst.Subscript) -> Kind:
