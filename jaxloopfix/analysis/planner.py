@@ -8,6 +8,7 @@ reported, with a refusal reason when no fix can be proven equivalent.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import libcst as cst
@@ -19,7 +20,7 @@ from jaxloopfix.analysis.cross_module import ModuleSite
 from jaxloopfix.analysis.dataflow import LoopDataflow, appended_list, contains
 from jaxloopfix.analysis.index_use import IndexUseChecker
 from jaxloopfix.analysis.loops import Iteration, IterationAnalyzer, TripCount, maybe_array_reason
-from jaxloopfix.analysis.names import assigned_names, block_flow, loads, parameters, stored_names
+from jaxloopfix.analysis.names import Flow, assigned_names, block_flow, loads, parameters, stored_names
 from jaxloopfix.analysis.plan import Accumulator, Carry, LoopPlan, Sequence
 from jaxloopfix.analysis.source import ParsedModule, descendants, shorten
 from jaxloopfix.analysis.traced import TracedFunction
@@ -44,6 +45,32 @@ def _structured(qname: str) -> bool:
         len(parts) > 1 and parts[-1] in STRUCTURED_NAMES and parts[0] in STRUCTURED_PACKAGES
         and not qname.startswith(("jax.numpy.", "jax.tree", "jax.tree_util."))
     )
+
+
+@dataclass
+class _Build:
+    """What building one loop's plan has found so far; `refuse` keeps the first refusal."""
+
+    loop: cst.For
+    iteration: Iteration
+    plan: LoopPlan
+    body: list[cst.BaseStatement]
+    dataflow: LoopDataflow
+    element_names: list[str]
+    loop_names: set[str]
+    body_assigned: set[str]
+    refusal: str | None = None
+    reads_per_step: bool = False  # whether the body reads `x[t]` of any array, sliceable or not
+    accumulator_names: set[str] = field(default_factory=set)
+    flow: Flow = field(default_factory=Flow)
+    live: set[str] = field(default_factory=set)
+    carry_names: set[str] = field(default_factory=set)
+    array_names: set[str] = field(default_factory=set)
+    reshaped: str | None = None
+
+    def refuse(self, reason: str | None) -> None:
+        if self.refusal is None and reason:
+            self.refusal = reason
 
 
 class LoopPlanner:
@@ -74,26 +101,40 @@ class LoopPlanner:
         # Every loop planned: the rule that left it unreported and its evidence, or ("reported", "").
         self.decisions: dict[cst.For, tuple[str, str]] = {}
         self.is_module_class = is_module_class or (lambda expr: False)
-        # Loops left unreported, each with the evidence that it does not unroll array work.
-        self.skipped: list[tuple[cst.For, str]] = []
+
+    @property
+    def skipped(self) -> list[tuple[cst.For, str]]:
+        """Loops left unreported, each with the evidence that it does not unroll array work."""
+        return [(loop, evidence) for loop, (rule, evidence) in self.decisions.items() if rule != "reported"]
 
     def plan(self, loop: cst.For) -> LoopPlan | None:
-        """The loop's plan, or None with the positive evidence recorded in `skipped`: a loop in
+        """The loop's plan, or None with the positive evidence recorded in `decisions`: a loop in
         traced code is reported unless something shows it does not unroll array work.
 
         The decision reads as a table (`SKIP_RULES`): each row is a small method named after
         what it recognises, returning the evidence in words or None; the first row with
-        evidence leaves the loop unreported. A loop no row matches is reported, and the rest
-        of this method builds the fix's plan (or the reason there is none)."""
+        evidence leaves the loop unreported. A loop no row matches is reported, and the fix's
+        plan is built in named steps (the first refusal any step finds is the one shown); two
+        late rows can still leave it unreported once the plan shows what the body does."""
         iteration = self.iterations.iteration(loop)
         for rule in SKIP_RULES:
             evidence = rule(self, loop, iteration)
             if evidence is not None:
                 return self._skip(loop, evidence, rule.__name__)
         self.decisions[loop] = ("reported", "")
-        if iteration is None:
-            iteration = self.iterations.unrecognised(loop)
-        trip = iteration.trip
+        build = self._start(loop, iteration or self.iterations.unrecognised(loop))
+        if isinstance(build, LoopPlan):
+            return build  # refused from its header alone
+        self._per_step_reads(build)
+        self._accumulators(build)
+        self._carries(build)
+        if not self._index_uses(build):
+            return None  # the index selects Python structure (`index_as_structure`)
+        return self._finish(build)
+
+    # -- building the fix's plan, in order --------------------------------------------------
+    def _start(self, loop: cst.For, iteration: Iteration) -> _Build | LoopPlan:
+        """The plan's frame, refused early when the header or layout rules a fix out."""
         plan = LoopPlan(
             loop=loop,
             function=self.traced,
@@ -104,9 +145,6 @@ class LoopPlanner:
             bounds=iteration.bounds,
             unsafe_reasons=list(iteration.unsafe_reasons),
         )
-        element_names = [name for name, _ in iteration.elements]
-        loop_names = set(element_names) | ({iteration.index} if iteration.index else set())
-
         early = iteration.refusal
         if early is None and not isinstance(loop.body, cst.IndentedBlock):
             early = "the loop body is on the `for` line; put it on its own lines to get a fix"
@@ -118,17 +156,24 @@ class LoopPlanner:
             if any(_append_target(s) for s in descendants(loop.body)):
                 plan.accumulators.append(_placeholder_accumulator("", loop))  # reported as JLF001
             return plan
+        element_names = [name for name, _ in iteration.elements]
         body = list(loop.body.body)
-        dataflow = LoopDataflow(self.parsed, self.traced, loop, self.facts)
-        reads_per_step = False  # whether the body reads `x[t]` of any array, sliceable or not
+        return _Build(
+            loop=loop, iteration=iteration, plan=plan, body=body,
+            dataflow=LoopDataflow(self.parsed, self.traced, loop, self.facts),
+            element_names=element_names,
+            loop_names=set(element_names) | ({iteration.index} if iteration.index else set()),
+            body_assigned=assigned_names(body),
+        )
 
-        # Per-step reads `x[t]` of loop-invariant arrays.
-        body_assigned = assigned_names(body)
+    def _per_step_reads(self, b: _Build) -> None:
+        """Per-step reads `x[t]` of loop-invariant arrays, and the elements iterated directly."""
+        plan, iteration = b.plan, b.iteration
         if iteration.index is not None and iteration.kind == "range":
             # Slicing `x[a:b]` equals reading `x[t]` per step only when the range ends at x's own
             # length: JAX clamps out-of-range reads, so other sequences keep dynamic reads `x[t]`.
-            read = self._sequences(loop, iteration.index, body_assigned)
-            reads_per_step = bool(read)
+            read = self._sequences(b.loop, iteration.index, b.body_assigned)
+            b.reads_per_step = bool(read)
             plan.sequences = [s for s in read if self._sliceable(plan, s)]
             for sequence in plan.sequences:
                 if not sequence.proven:
@@ -139,87 +184,87 @@ class LoopPlanner:
         for name, array in iteration.elements:
             plan.sequences.append(Sequence(array=array, axis=0, param=name, whole=True, reversed=name in iteration.reversed_elements))
 
-        # Accumulators: lists that live outside the loop and get appended to.
+    def _accumulators(self, b: _Build) -> None:
+        """Lists that live outside the loop and get appended to; then what the body does that
+        no scan step can (side effects, module calls, Python control flow on traced values)."""
+        plan = b.plan
         appends: dict[str, list[cst.SimpleStatementLine]] = {}
-        shared_line: str | None = None
-        for statement in _all_statements(body):
+        for statement in _all_statements(b.body):
             name = appended_list(statement)
-            if name is not None and name not in body_assigned:
+            if name is not None and name not in b.body_assigned:
                 appends.setdefault(name, []).append(statement)  # type: ignore[arg-type]
             elif isinstance(statement, cst.SimpleStatementLine) and len(statement.body) > 1:
                 for small in statement.body:
                     target = _append_target(small)
-                    if target is not None and target not in body_assigned:
+                    if target is not None and target not in b.body_assigned:
                         appends.setdefault(target, []).append(statement)
-                        shared_line = shared_line or (
-                            f"`{target}.append(...)` shares a line with other statements; put it on its own line to get a fix"
-                        )
-        accumulator_names = set(appends)
-
-        flow = block_flow(body, defined=set(loop_names))
-        refusal = (
-            shared_line
-            or body_refusal(
-                self.parsed, loop, loop_names, accumulator_names, unsafe=plan.unsafe_reasons, index=iteration.index,
+                        b.refuse(f"`{target}.append(...)` shares a line with other statements; put it on its own line to get a fix")
+        b.accumulator_names = set(appends)
+        iteration = b.iteration
+        b.flow = block_flow(b.body, defined=set(b.loop_names))
+        b.refuse(
+            body_refusal(
+                self.parsed, b.loop, b.loop_names, b.accumulator_names, unsafe=plan.unsafe_reasons, index=iteration.index,
                 function=self.traced.node, is_module_class=self.is_module_class, facts=self.facts,
                 static=self.traced.static_params,
             )
-            or self._module_call(loop)
+            or self._module_call(b.loop)
             or self._traced_condition(
-                loop,
-                set(element_names)
+                b.loop,
+                set(b.element_names)
                 | {self.parsed.code(s.array) for s in plan.sequences}
                 | ({iteration.index} if iteration.index else set()),
                 plan,
-                carried=flow.read_first & flow.assigned,
+                carried=b.flow.read_first & b.flow.assigned,
             )
         )
-        live = dataflow.live_after()
-        for name in sorted(loop_names & live):
-            refusal = refusal or f"the loop variable `{name}` is used after the loop"
+        b.live = b.dataflow.live_after()
+        for name in sorted(b.loop_names & b.live):
+            b.refuse(f"the loop variable `{name}` is used after the loop")
 
-        for name in sorted(accumulator_names, key=lambda n: self._first_position(appends[n][0])):
+        for name in sorted(b.accumulator_names, key=lambda n: self._first_position(appends[n][0])):
             if any(appended_list(a) != name for a in appends[name]):
                 plan.accumulators.append(_placeholder_accumulator(name, appends[name][0]))
                 continue
-            result = dataflow.accumulator(name, appends[name])
+            result = b.dataflow.accumulator(name, appends[name])
             if isinstance(result, str):
-                refusal = refusal or result
+                b.refuse(result)
                 plan.accumulators.append(_placeholder_accumulator(name, appends[name][0]))
-            else:
-                plan.accumulators.append(result)
-                if result.initial and not result.kept_as_list:
-                    plan.unsafe_reasons.append(
-                        f"`{name}` starts with items of its own (`{shorten(self.parsed.code(result.init.body[0].value), 30)}`): "  # type: ignore[attr-defined]
-                        "the fix assumes they have the dtype and shape of each step's value, as `jnp.concatenate` "
-                        "joins them with the scan's outputs"
-                    )
-                value = result.value
-                if isinstance(value, (cst.Tuple, cst.List, cst.Dict, cst.Set)):
-                    refusal = refusal or (
-                        f"`{name}` collects Python containers; `jnp.stack` of them differs from `lax.scan`'s "
-                        "stacked outputs"
-                    )
+                continue
+            plan.accumulators.append(result)
+            if result.initial and not result.kept_as_list:
+                plan.unsafe_reasons.append(
+                    f"`{name}` starts with items of its own (`{shorten(self.parsed.code(result.init.body[0].value), 30)}`): "  # type: ignore[attr-defined]
+                    "the fix assumes they have the dtype and shape of each step's value, as `jnp.concatenate` "
+                    "joins them with the scan's outputs"
+                )
+            if isinstance(result.value, (cst.Tuple, cst.List, cst.Dict, cst.Set)):
+                b.refuse(
+                    f"`{name}` collects Python containers; `jnp.stack` of them differs from `lax.scan`'s "
+                    "stacked outputs"
+                )
 
-        # Carries.
-        reshaped: str | None = None
-        carry_names = (flow.assigned & (flow.read_first | live)) - loop_names - accumulator_names
-        array_names = set(self.facts.names) | set(element_names) | {s.param for s in plan.sequences}
-        for name in sorted(carry_names, key=lambda n: (self._first_assignment(body, n), n)):
-            kind, value = dataflow.init_of(name)
+    def _carries(self, b: _Build) -> None:
+        """Names assigned in the loop and read before assignment or after it: the scan's carry,
+        each with what is proven about its initial value, its shape and its dtype."""
+        plan, flow, body = b.plan, b.flow, b.body
+        b.carry_names = (flow.assigned & (flow.read_first | b.live)) - b.loop_names - b.accumulator_names
+        b.array_names = set(self.facts.names) | set(b.element_names) | {s.param for s in plan.sequences}
+        for name in sorted(b.carry_names, key=lambda n: (self._first_assignment(body, n), n)):
+            kind, value = b.dataflow.init_of(name)
             if kind == "undefined":
-                refusal = refusal or (
+                b.refuse(
                     f"`{name}` is assigned in the loop and read before assignment or after the loop, "
                     "but has no value before the loop"
                 )
             elif kind == "scalar":
-                scalar = self._python_scalar_carry(name, value, body, plan, element_names)
+                scalar = self._python_scalar_carry(name, value, body, plan, b.element_names)
                 if scalar is not None and scalar[0] == "refuse":
-                    refusal = refusal or scalar[1]
+                    b.refuse(scalar[1])
                 elif scalar is not None:
                     plan.unsafe_reasons.append(scalar[1])
             elif kind == "static":
-                refusal = refusal or f"the carry `{name}` starts from a static argument; a scan would trace it"
+                b.refuse(f"the carry `{name}` starts from a static argument; a scan would trace it")
             elif kind == "unknown":
                 plan.unsafe_reasons.append(
                     f"cannot prove the initial value of `{name}` is an array with the shape and dtype the loop carries"
@@ -228,78 +273,88 @@ class LoopPlanner:
                 # Carried only for its last value: no step reads it, so nothing ties the value it
                 # starts with to the one each step assigns (`c = jnp.zeros(n)`, then `c = t * 0.1`).
                 shown = f"`{self.parsed.code(value)}`" if value is not None else "its value before the loop"
-                refusal = refusal or (
+                b.refuse(
                     f"`{name}` is overwritten every step without reading its previous value, so its initial "
                     f"value {shown} need not have the shape and dtype of the value each step assigns, as a "
                     "`lax.scan` carry must; the loop keeps only its last value"
                 )
-            stability = self._carry_stability(name, value, body, plan, element_names) if kind != "scalar" else None
+            stability = self._carry_stability(name, value, body, plan, b.element_names) if kind != "scalar" else None
             if stability is not None:
-                kind_, reason_ = stability
-                if kind_ == "refuse":
-                    refusal = refusal or reason_
+                if stability[0] == "refuse":
+                    b.refuse(stability[1])
                 else:
-                    plan.unsafe_reasons.append(reason_)
+                    plan.unsafe_reasons.append(stability[1])
             growth = self._growth(body, name)
             if growth is None and not isinstance(value, (cst.Tuple, cst.List, cst.Dict)):
                 growth = self._self_indexed(body, name)
             if growth:
-                refusal = refusal or f"the carry `{name}` changes shape every step (`{growth}`); `lax.scan` needs a fixed carry shape"
-                reshaped = reshaped or f"the carry `{name}` changes shape every step (`{growth}`)"
+                b.refuse(f"the carry `{name}` changes shape every step (`{growth}`); `lax.scan` needs a fixed carry shape")
+                b.reshaped = b.reshaped or f"the carry `{name}` changes shape every step (`{growth}`)"
             plan.carries.append(Carry(name, "array" if kind == "array" else "unknown", buffer=self._is_buffer(body, name)))
             if kind == "array":
-                array_names.add(name)
+                b.array_names.add(name)
 
-        # The index outside per-step reads.
-        if iteration.index is not None:
-            checker = IndexUseChecker(self.parsed, self.facts, body, array_names, self.kinds)
-            skip = [r for s in plan.sequences for r in s.reads]
-            use = checker.check(iteration.index, skip, plan.selects)
-            if use.container:
-                return self._skip(loop, use.container, "index_as_structure")
-            for name in sorted(use.maybe_arrays):
-                listed = _python_list_binding(self.traced.node, name, self.parsed)
-                if listed is not None:
-                    how, uniform = listed
-                    text = _text_items(self.traced.node, name)
-                    if text is not None:
-                        refusal = refusal or (
-                            f"`{name}` is a Python list of text (`{text}`): a traced index cannot select from it, "
-                            "and `jnp.stack` cannot make it an array"
-                        )
-                        continue
-                    if name not in live and _only_indexed_by(self.parsed, body, name, iteration.index):
-                        # Stacked before the scan; the index then reads the same item as an array.
-                        plan.stacked_lists.append(name)
-                        if not uniform:
-                            plan.unsafe_reasons.append(
-                                f"`{name}` is a Python list ({how}); the fix stacks it before the scan "
-                                f"(`{name} = jnp.stack({name})`), which assumes its items are arrays of one "
-                                "shape and dtype"
-                            )
-                        continue
-                    refusal = refusal or (
-                        f"`{name}` is a Python list ({how}): the scan's traced index cannot index it; "
-                        f"`jnp.stack({name})` before the loop makes it an array"
+    def _index_uses(self, b: _Build) -> bool:
+        """How the index is used outside per-step reads; False when it selects Python structure
+        (the loop is then left unreported, `index_as_structure`)."""
+        plan, iteration = b.plan, b.iteration
+        if iteration.index is None:
+            return True
+        checker = IndexUseChecker(self.parsed, self.facts, b.body, b.array_names, self.kinds)
+        skip = [r for s in plan.sequences for r in s.reads]
+        use = checker.check(iteration.index, skip, plan.selects)
+        if use.container:
+            self._skip(b.loop, use.container, "index_as_structure")
+            return False
+        for name in sorted(use.maybe_arrays):
+            listed = _python_list_binding(self.traced.node, name, self.parsed)
+            if listed is not None:
+                how, uniform = listed
+                text = _text_items(self.traced.node, name)
+                if text is not None:
+                    b.refuse(
+                        f"`{name}` is a Python list of text (`{text}`): a traced index cannot select from it, "
+                        "and `jnp.stack` cannot make it an array"
                     )
-                reason = _maybe_array_reason(name)
-                if reason not in plan.unsafe_reasons:
-                    plan.unsafe_reasons.append(reason)
-            plan.index_used = use.used
-            refusal = refusal or use.refusal
-            plan.unsafe_reasons.extend(use.unsafe_reasons)
+                    continue
+                if name not in b.live and _only_indexed_by(self.parsed, b.body, name, iteration.index):
+                    # Stacked before the scan; the index then reads the same item as an array.
+                    plan.stacked_lists.append(name)
+                    if not uniform:
+                        plan.unsafe_reasons.append(
+                            f"`{name}` is a Python list ({how}); the fix stacks it before the scan "
+                            f"(`{name} = jnp.stack({name})`), which assumes its items are arrays of one "
+                            "shape and dtype"
+                        )
+                    continue
+                b.refuse(
+                    f"`{name}` is a Python list ({how}): the scan's traced index cannot index it; "
+                    f"`jnp.stack({name})` before the loop makes it an array"
+                )
+            reason = _maybe_array_reason(name)
+            if reason not in plan.unsafe_reasons:
+                plan.unsafe_reasons.append(reason)
+        plan.index_used = use.used
+        b.refuse(use.refusal)
+        plan.unsafe_reasons.extend(use.unsafe_reasons)
+        return True
 
+    def _finish(self, b: _Build) -> LoopPlan | None:
+        """Reads bound, values and bounds checked; then the two late rows, which need the plan:
+        a refused loop that provably touches no array but does Python-level work, and a carry
+        that changes shape over a count that is not a sequence length."""
+        plan, iteration, loop = b.plan, b.iteration, b.loop
         if not self._has_array_evidence(iteration.elements, plan, loop):
             plan.unsafe_reasons.append(
                 "nothing the loop reads is proven to be an array, so it may step over Python values; "
                 "the fix assumes the values it scans over and carries are arrays"
             )
-
-        self._bind_reads(plan, body, flow, live, carry_names)
-        self._check_values(plan, array_names)
+        self._bind_reads(plan, b.body, b.flow, b.live, b.carry_names)
+        self._check_values(plan, b.array_names)
         self._check_bounds(plan)
-        plan.refusal = refusal
-        if refusal is not None and trip.kind != "shape" and not self._proven_array_work(iteration, plan, loop):
+        plan.refusal = b.refusal
+        trip = iteration.trip
+        if b.refusal is not None and trip.kind != "shape" and not self._proven_array_work(iteration, plan, loop):
             python_level = self.evidence.python_level(loop)
             if python_level is not None:
                 return self._skip(
@@ -307,11 +362,11 @@ class LoopPlanner:
                     f"{python_level} and nothing the loop reads is known to be an array: checks, searches or "
                     "bookkeeping over Python values",
                 )
-        if reshaped and trip.kind != "shape" and not reads_per_step and not iteration.elements:
+        if b.reshaped and trip.kind != "shape" and not b.reads_per_step and not iteration.elements:
             # Over a count that is not a sequence length, each step computes on a different shape
             # (`jnp.diff`'s n-th difference, growing block matrices): a deliberate unroll of
             # distinct computations, not one step along an array axis.
-            return self._skip(loop, f"{reshaped} over a count that is not a sequence length: distinct computations, not steps along an axis")
+            return self._skip(loop, f"{b.reshaped} over a count that is not a sequence length: distinct computations, not steps along an axis")
         return plan
 
 
@@ -436,7 +491,9 @@ class LoopPlanner:
 
     def few_steps(self, loop: cst.For, iteration: Iteration | None) -> str | None:
         """A known trip count below `min-trip-count`: a small static unroll."""
-        trip = (iteration or self.iterations.unrecognised(loop)).trip
+        if iteration is None:
+            return None  # a header it does not recognise has no known count
+        trip = iteration.trip
         if trip.value is not None and trip.value < self.min_trip_count:
             return f"its trip count is {trip.value}, below min-trip-count ({self.min_trip_count}): a small static unroll"
         return None
@@ -499,7 +556,6 @@ class LoopPlanner:
 
     def _skip(self, loop: cst.For, evidence: str, rule: str = "late") -> None:
         """Leave a loop unreported, recording the positive evidence that it does not unroll array work."""
-        self.skipped.append((loop, evidence))
         self.decisions[loop] = (rule, evidence)
         return None
 
