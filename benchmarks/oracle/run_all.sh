@@ -133,6 +133,14 @@ if want equinox2; then
     --root lineax="$VSP/lineax" --root optimistix="$VSP/optimistix" --root equinox="$SP/equinox" --root jax="$SP/jax" -- \
     $PY "$HERE/drive_pytest.py" 180 15 test > "$RUNS/diffrax2.log" 2>&1
 fi
+if want deepmind; then
+  # the tests rlax, jraph, mctx, dm-pix and dynamax ship inside their installed packages
+  # (pip install rlax jraph mctx dm-pix dynamax jax-md, pinned to the venv's jax), 20 s a file
+  $REC --out "$RUNS/deepmind" --cwd "$VSP" --timeout 700 \
+    --root rlax="$VSP/rlax" --root jraph="$VSP/jraph" --root mctx="$VSP/mctx" --root dm_pix="$VSP/dm_pix" \
+    --root dynamax="$VSP/dynamax" --root distrax="$VSP/distrax" --root chex="$VSP/chex" --root jax="$SP/jax" -- \
+    $PY "$HERE/drive_pytest.py" 660 20 rlax/_src jraph/_src mctx/_src dm_pix/_src dynamax > "$RUNS/deepmind.log" 2>&1
+fi
 if want haiku2; then
   # every haiku test file, 12 s each (not run for labels.jsonl: no time left)
   $REC --out "$RUNS/haiku2" --cwd "$SP" --timeout 330 --root haiku="$SP/haiku" --root jax="$SP/jax" -- \
