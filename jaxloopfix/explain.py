@@ -31,7 +31,7 @@ def parse_target(target: str) -> tuple[Path, int | None]:
 def explain(path: Path, line: int | None, settings: Settings) -> str:
     """The explanation of `path`'s loops (those containing `line` when given), as text."""
     from jaxloopfix import api
-    from jaxloopfix.engine import ALL_RULES, parse
+    from jaxloopfix.engine import ALL_RULES, is_suppressed, parse
     from jaxloopfix.files import read_source
     from jaxloopfix.rules.base import FileContext
 
@@ -89,9 +89,15 @@ def explain(path: Path, line: int | None, settings: Settings) -> str:
             continue
         found = [d for d in diagnostics if d.location.row == start and d.code in ("JLF001", "JLF002")]
         if not found:
-            out.append("  reported by no rule here: the rule is not selected, or the line is suppressed (`# noqa`)")
+            out.append("  reported by no rule here: JLF001 and JLF002 are not selected for this file")
             continue
         diagnostic = found[0]
+        if is_suppressed(diagnostic, parsed.lines):
+            out.append(
+                f"  suppressed: {diagnostic.code} would report it, but a `# noqa` comment on line {start} hides it "
+                "(`check` shows nothing here)"
+            )
+            continue
         out.append(f"  reported: {diagnostic.code} {diagnostic.message}")
         if diagnostic.fix is not None:
             out.append(f"  fix: {diagnostic.fix.applicability.value}: {diagnostic.fix.message}")

@@ -89,6 +89,17 @@ def test_unknown_absorbs_disagreement() -> None:
     assert not ValueKinds(parsed, traced).of_name("c").python
 
 
+def test_module_literal_rebound_in_a_branch_is_not_static() -> None:
+    """`SIZES = (2, 3)` is a static tuple, unless a compound statement (`if GPU:`) binds it too:
+    then which value holds is decided when the module runs."""
+    once = "import jax\n\nSIZES = (2, 3)\n\n@jax.jit\ndef g(x):\n    return x\n"
+    branch = once.replace("SIZES = (2, 3)\n", "SIZES = (2, 3)\nif GPU:\n    SIZES = [jax.numpy.ones(2)]\n")
+    for text, python in ((once, True), (branch, False)):
+        parsed = ParsedModule(text, "g.py")
+        traced = next(iter(find_traced_functions(parsed).values()))
+        assert ValueKinds(parsed, traced).of_name("SIZES").python is python
+
+
 def _loop_codes(text: str) -> list[str]:
     return [d.code for d in lint_text(textwrap.dedent(text), "m.py", Settings()) if d.code in ("JLF001", "JLF002")]
 
@@ -255,6 +266,23 @@ def test_explain_names_the_trace_the_kinds_and_the_decision(tmp_path: Path) -> N
     loop = (root / "m.py").read_text().splitlines().index("    for t in range(xs.shape[0]):") + 1
     only = _explain(root, f"m.py:{loop + 1}")
     assert only.count("\nm.py:") == 0 and only.startswith(f"m.py:{loop}:") and "rnn" in only
+
+
+def test_explain_says_when_noqa_hides_a_report(tmp_path: Path) -> None:
+    """A loop `check` would report but a `# noqa` hides: `--explain` says so, not "reported"."""
+    root = _project(tmp_path, {"m.py": textwrap.dedent("""
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def rnn(w, xs):
+            h = jnp.zeros(3)
+            for t in range(xs.shape[0]):  # noqa: JLF002
+                h = jnp.tanh(w @ h + xs[t])
+            return h
+        """)})
+    text = _explain(root, "m.py")
+    assert "suppressed: JLF002 would report it" in text and "reported: JLF002" not in text
 
 
 def test_explain_unreadable_file_is_an_error(tmp_path: Path) -> None:

@@ -27,10 +27,11 @@ from functools import cached_property
 
 import libcst as cst
 
-from jaxloopfix.analysis.names import parameters
+from jaxloopfix.analysis.names import assigned_names, parameters
 from jaxloopfix.analysis.source import ParsedModule
 from jaxloopfix.analysis.traced import TracedFunction
 from jaxloopfix.analysis.traced_values import STATIC_ATTRIBUTES, static_fields
+from jaxloopfix.analysis.traced_values import STATIC_RESULTS as TRACED_STATIC_RESULTS
 from jaxloopfix.analysis.walk import walk
 
 STATIC, SHAPE, CONTAINER, ARRAY, UNKNOWN = "static", "shape", "container", "array", "unknown"
@@ -112,9 +113,9 @@ CONTAINER_BUILTINS = frozenset({"list", "tuple", "sorted", "reversed", "set", "f
 # Array libraries whose calls return arrays (or tracers under a trace).
 ARRAY_MODULES = ("jax.numpy.", "jax.lax.", "jax.nn.", "jax.random.", "jax.scipy.", "jax.image.", "jax.ops.",
                  "jax.nn.initializers.")
-# Functions of those modules that return Python values (shapes, dtypes, predicates on dtypes).
-STATIC_RESULTS = frozenset({"shape", "ndim", "size", "result_type", "promote_types", "dtype", "iinfo", "finfo",
-                            "issubdtype", "isscalar", "can_cast", "broadcast_shapes", "isdtype", "split_list"})
+# Functions of those modules that return Python values: `traced_values`' list (shapes, dtypes,
+# predicates on dtypes), and `split_list`, which splits a Python list.
+STATIC_RESULTS = TRACED_STATIC_RESULTS | {"split_list"}
 # Modules whose functions of Python values are Python values (`math.ceil(n / 2)`, `np.prod(shape)`).
 PYTHON_VALUE_MODULES = ("math.", "numpy.", "operator.", "itertools.", "functools.reduce")
 # Annotations of Python values and of arrays.
@@ -190,7 +191,13 @@ class ValueKinds:
             counts: dict[str, int] = {}
             values: dict[str, cst.BaseExpression] = {}
             for statement in self.parsed.module.body:
-                for node in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+                if not isinstance(statement, cst.SimpleStatementLine):
+                    # `if CUDA: SIZES = (...)`: bound in a compound statement, so not one literal
+                    # (as `loops.module_constants` counts them).
+                    for name in assigned_names([statement]):
+                        counts[name] = counts.get(name, 0) + 2
+                    continue
+                for node in statement.body:
                     if isinstance(node, cst.Assign):
                         for target in node.targets:
                             if isinstance(target.target, cst.Name):
