@@ -43,7 +43,7 @@ CALLEE_NAMES = frozenset(
      "SA", "BarkerMH", "SVI", "Predictive"}
 )
 # Base classes whose subclasses' methods may be traced (Flax, Haiku, Equinox modules).
-BASE_NAMES = frozenset({"Module", "Layer"})
+BASE_NAMES = frozenset({"Module", "Layer", "BaseLayer"})
 
 
 class SyntaxProblem(Exception):

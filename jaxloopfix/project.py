@@ -31,7 +31,7 @@ from jaxloopfix.analysis.declared_types_ast import dotted, import_bindings, modu
 from jaxloopfix.config import Settings
 
 # The packages framework module classes come from (`analysis.traced.MODULE_BASES`).
-FRAMEWORK_ROOTS = frozenset({"flax", "haiku", "equinox", "objax", "trax"})
+FRAMEWORK_ROOTS = frozenset({"flax", "haiku", "equinox", "objax", "trax", "praxis"})
 
 
 @dataclass(frozen=True)

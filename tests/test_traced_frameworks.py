@@ -54,10 +54,21 @@ FLAGGED = {
         "    def encode(self, xs):\n" + _body(8),
         "method `encode` of Flax module `Enc` (decorated with `@nn.compact`)",
     ),
+    "flax_linen_method_applied_by_name": (
+        # Never called in its module: `model.apply(variables, xs, method=RNN.encode)` runs it.
+        "import jax.numpy as jnp\nimport flax.linen as nn\n\nclass RNN(nn.Module):\n    def encode(self, xs):\n"
+        + _body(8),
+        "method `encode` of Flax module `RNN` (a linen method runs bound, under `init` or `apply(..., method=...)`)",
+    ),
+    "praxis_layer_method": (
+        "import jax.numpy as jnp\nfrom praxis import base_layer\n\nclass Decoder(base_layer.BaseLayer):\n"
+        "    def decode(self, xs):\n" + _body(8),
+        "method `decode` of Praxis layer `Decoder`",
+    ),
     "flax_linen_called_from_call": (
         "import jax.numpy as jnp\nimport flax.linen as nn\n\nclass RNN(nn.Module):\n"
         "    def __call__(self, xs):\n        return self.run(xs)\n\n    def run(self, xs):\n" + _body(8),
-        "called from traced function `__call__`",
+        "method `run` of Flax module `RNN` (a linen method runs bound",
     ),
     "flax_linen_local_base_class": (
         "import jax.numpy as jnp\nimport flax.linen as nn\n\nclass Base(nn.Module):\n    pass\n\n"
@@ -202,19 +213,6 @@ CLEAN = {
                 for layer in self.layers:
                     x = layer(x)
                 return x
-        """,
-    "linen_non_compact_helper_is_not_an_entry": """
-        import jax.numpy as jnp
-        import flax.linen as nn
-
-        class M(nn.Module):
-            def helper(self, xs):
-                h = jnp.zeros(4)
-                hs = []
-                for t in range(xs.shape[0]):
-                    h = jnp.tanh(h + xs[t])
-                    hs.append(h)
-                return jnp.stack(hs)
         """,
     "layer_loops_in_call": """
         import jax.numpy as jnp

@@ -289,7 +289,8 @@ class LoopPlanner:
                 growth = self._self_indexed(body, name)
             if growth:
                 b.refuse(f"the carry `{name}` changes shape every step (`{growth}`); `lax.scan` needs a fixed carry shape")
-                b.reshaped = b.reshaped or f"the carry `{name}` changes shape every step (`{growth}`)"
+                if _fixed_window(body, name, b.body_assigned | b.loop_names) is None:
+                    b.reshaped = b.reshaped or f"the carry `{name}` changes shape every step (`{growth}`)"
             plan.carries.append(Carry(name, "array" if kind == "array" else "unknown", buffer=self._is_buffer(body, name)))
             if kind == "array":
                 b.array_names.add(name)
@@ -1280,6 +1281,26 @@ def _only_indexed_by(parsed: ParsedModule, body: list[cst.BaseStatement], name: 
             if not (isinstance(part, cst.Index) and isinstance(part.value, cst.Name) and part.value.value == index):
                 return False
     return True
+
+
+def _fixed_window(body: list[cst.BaseStatement], name: str, assigned: set[str]) -> cst.Subscript | None:
+    """`out[:, -max_len:]`: a growing carry read through a window of a width the loop does not
+    change. Each step then computes on one shape (autoregressive decoding over the last
+    `max_len` values), a step along the axis the carry grows on, not a distinct computation."""
+    for statement in body:
+        for node in descendants(statement):
+            if not (isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and node.value.value == name):
+                continue
+            for element in node.slice:
+                window = element.slice
+                if not (isinstance(window, cst.Slice) and window.upper is None and window.step is None):
+                    continue
+                lower = window.lower
+                if isinstance(lower, cst.UnaryOperation) and isinstance(lower.operator, cst.Minus) and not any(
+                    isinstance(n, cst.Name) and n.value in assigned for n in descendants(lower)
+                ):
+                    return node
+    return None
 
 
 def _text_items(func: cst.FunctionDef, name: str) -> str | None:

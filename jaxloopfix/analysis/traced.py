@@ -150,8 +150,8 @@ LIFTED_TRANSFORMS: frozenset[str] = frozenset(
 @dataclass(frozen=True)
 class _Framework:
     label: str  # "Flax module"
-    # "linen": `__call__` and `@nn.compact` methods; "call": `__call__`; "methods": every
-    # method but constructors and dunders.
+    # "linen": every method but constructors, dunders, static and class methods and properties
+    # (`@nn.compact` ones say so); "call": `__call__`; "methods": the same as "linen".
     entries: str
 
 
@@ -167,6 +167,7 @@ MODULE_BASES: dict[str, _Framework] = {
     "equinox._module.Module": _Framework("Equinox module", "methods"),
     "objax.Module": _Framework("objax module", "call"),
     "objax.module.Module": _Framework("objax module", "call"),
+    "praxis.base_layer.BaseLayer": _Framework("Praxis layer", "linen"),  # a linen module
     "trax.layers.Layer": _Framework("trax layer", "forward"),
     "trax.layers.base.Layer": _Framework("trax layer", "forward"),
 }
@@ -483,15 +484,15 @@ class TracedFinder:
                 compact = next((d for d in statement.decorators if self._qname_in(d.decorator, COMPACT)), None)
                 if compact is not None:
                     entries.append((statement, f" (decorated with `@{self.parsed.code(compact.decorator)}`)"))
+                elif _runs_bound(name, decorators):
+                    # A linen method runs only on a bound module, inside `init` or `apply`, as
+                    # `__call__` does: called from it, or applied as `apply(..., method=...)`.
+                    entries.append((statement, " (a linen method runs bound, under `init` or `apply(..., method=...)`)"))
             elif framework.entries == "forward" and name == "forward":
                 entries.append((statement, ""))
             elif framework.entries.startswith(HOOKS) and name in framework.entries[len(HOOKS):].split(","):
                 entries.append((statement, ""))
-            elif framework.entries == "methods":
-                if name in CONSTRUCTORS or (name.startswith("__") and name.endswith("__")):
-                    continue
-                if any(d in ("builtins.staticmethod", "builtins.classmethod", "builtins.property") for d in decorators):
-                    continue
+            elif framework.entries == "methods" and _runs_bound(name, decorators):
                 entries.append((statement, ""))
         return entries
 
@@ -1405,6 +1406,14 @@ ENTRY_NAMES: frozenset[str] = (
     TRACING_TRANSFORMS | TAKER_NAMES | LIFTED_TRANSFORMS | MODEL_PRIMITIVES | frozenset(MODULE_BASES)
     | CUSTOM_DERIVATIVES | COMPACT
 )
+
+
+def _runs_bound(name: str, decorators: list[str | None]) -> bool:
+    """A module method that runs on the module's variables: not a constructor, dunder, static
+    method, class method or property."""
+    if name in CONSTRUCTORS or (name.startswith("__") and name.endswith("__")):
+        return False
+    return not any(d in ("builtins.staticmethod", "builtins.classmethod", "builtins.property") for d in decorators)
 
 
 def _method(cls: cst.ClassDef, name: str) -> cst.FunctionDef | None:
