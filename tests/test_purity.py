@@ -53,6 +53,42 @@ CASES = {
         """,
         "unsafe", "cannot prove `SCALER.apply(...)` has no side effects", "equal",
     ),
+    "update_whose_result_is_used_is_not_a_container_update": _case(
+        # `updates, state = optimizer.update(grads, state)`: named like `dict.update`, but its
+        # result is used, so it is an object's method (an optax transformation), not a mutation.
+        """
+        class Momentum:
+            def update(self, grads, state):
+                state = 0.9 * state + grads
+                return -0.1 * state, state
+
+        OPT = Momentum()
+
+        @jax.jit
+        def f(xs: jax.Array):
+            params = jnp.ones(xs.shape[1:])
+            state = jnp.zeros(xs.shape[1:])
+            for t in range(xs.shape[0]):
+                updates, state = OPT.update(xs[t] * params, state)
+                params = params + updates
+            return params, state
+        """,
+        "unsafe", "cannot prove `OPT.update(...)` has no side effects", "equal",
+    ),
+    "update_as_a_statement_mutates": _case(
+        """
+        SEEN = {}
+
+        @jax.jit
+        def f(xs: jax.Array):
+            h = jnp.zeros(xs.shape[1:])
+            for t in range(xs.shape[0]):
+                SEEN.update(last=t)
+                h = h * 0.5 + xs[t]
+            return h
+        """,
+        "refuse", "mutating `SEEN`", "equal",
+    ),
     "helper_calling_an_unknown_function": _case(
         """
         import functools

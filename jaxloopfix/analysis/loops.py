@@ -80,9 +80,8 @@ FIELD_CALLS = frozenset({"field", "static_field"})
 def _field_defaults(parsed: ParsedModule) -> dict[str, int]:
     """Int defaults of the constants this module's classes declare, named in capitals as
     constants are (`N: int = 3`, `N: int = struct.field(pytree_node=False, default=3)`), under
-    the key `.N`: what
-    `self.consts.N` is unless a call of this module passes `N=` or a statement assigns `.N`.
-    A name two classes declare differently is left out."""
+    the key `.N`: what `self.consts.N` is unless a call of this module passes `N=` or a
+    statement assigns `.N`. A name two classes declare differently is left out."""
     values: dict[str, int | None] = {}
     for statement in parsed.module.body:
         if not isinstance(statement, cst.ClassDef):

@@ -613,7 +613,7 @@ class PurityChecker:
             definition = self._class_member(context.cls, method)
             if isinstance(definition, cst.FunctionDef) and not _is_property(parsed, definition):
                 return self._function_effect(definition, depth + 1, shown)
-        if method in MUTATING_METHODS and not local:
+        if method in MUTATING_METHODS and not local and not _result_used_of_none_method(parsed, method, call):
             if not (method in ARRAY_METHODS and self._is_array(receiver, context)):
                 target = parsed.code(receiver)
                 if isinstance(receiver, cst.Name):
@@ -1051,3 +1051,20 @@ def _stored(target: cst.BaseExpression) -> set[str]:
 
 
 __all__ = ["IMPURE", "UNKNOWN", "Effect", "PurityChecker"]
+
+
+# In-place methods of Python's containers and files, which return None: a call of one of these
+# names whose result is used is some other object's method (`optimizer.update(grads, state)`
+# returns new state), not an in-place update of a container.
+RETURNS_NONE = frozenset(
+    {"append", "extend", "insert", "update", "add", "put", "put_nowait", "appendleft", "extendleft", "__setitem__",
+     "remove", "discard", "clear", "sort", "reverse"}
+)
+
+
+def _result_used_of_none_method(parsed: ParsedModule, method: str, call: cst.Call | None) -> bool:
+    """`updates, state = optimizer.update(grads, state)`: a method named like an in-place
+    container method whose result is used, so not one (theirs return None)."""
+    if call is None or method not in RETURNS_NONE:
+        return False
+    return not isinstance(parsed.parent(call), cst.Expr)

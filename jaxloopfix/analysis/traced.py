@@ -1421,7 +1421,8 @@ def _method(cls: cst.ClassDef, name: str) -> cst.FunctionDef | None:
 
 
 def _mro(cls: cst.ClassDef, classes: dict[str, cst.ClassDef]) -> list[cst.ClassDef]:
-    """`cls` and its bases among `classes`, depth first as a simple hierarchy resolves them."""
+    """`cls` and its bases among `classes`, nearest first (as Python's order has them for a
+    hierarchy without diamonds)."""
     order: list[cst.ClassDef] = []
     pending = [cls]
     while pending:
