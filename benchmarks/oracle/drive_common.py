@@ -10,6 +10,7 @@ imports JAX.
 from __future__ import annotations
 
 import signal
+import subprocess
 import sys
 import time
 
@@ -58,3 +59,25 @@ def make_guarded(seconds: int, deadline: float | None = None, counts: list[int] 
             signal.alarm(0)
 
     return guarded
+
+
+def run_sections(script: str, sections: dict, names: list[str], deadline: float, counts: list[int]) -> None:
+    """`script DEADLINE --child NAME` runs one section and reports `counts`; otherwise each of
+    `names` (the sections given on the command line, else `names`) runs in a child process with
+    at most its share of the time left, so one slow or crashing section does not starve or end the rest."""
+    if len(sys.argv) > 2 and sys.argv[2] == "--child":
+        try:
+            sections[sys.argv[3]]()
+        finally:
+            print(f"{sys.argv[3]}: {counts[0]}/{counts[1]} calls ran", flush=True)
+        return
+    names = sys.argv[2:] or names
+    for i, name in enumerate(names):
+        left = deadline - time.time()
+        if left <= 5:
+            break
+        share = max(30.0, left / (len(names) - i))
+        proc = subprocess.run([sys.executable, script, str(share), "--child", name], capture_output=True, text=True)
+        print(proc.stdout.strip() or f"{name}: rc {proc.returncode} {proc.stderr[-300:]}", flush=True)
+        if proc.returncode < 0:
+            print(f"{name}: crashed (rc {proc.returncode}): {proc.stderr[-300:]}", flush=True)

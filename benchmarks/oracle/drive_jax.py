@@ -21,13 +21,11 @@ are caught. Each section runs in its own child process (a crash costs one sectio
 from __future__ import annotations
 
 import inspect
-import subprocess
-import sys
 import time
 
 import numpy as np
 
-from drive_common import deadline_from_argv, make_guarded
+from drive_common import deadline_from_argv, make_guarded, run_sections
 
 DEADLINE = deadline_from_argv(600.0)
 
@@ -594,23 +592,7 @@ SECTIONS = {f.__name__[4:]: f for f in (sec_index, sec_lax, sec_transforms, sec_
 
 
 def main():
-    if len(sys.argv) > 2 and sys.argv[2] == "--child":
-        try:
-            SECTIONS[sys.argv[3]]()
-        finally:
-            print(f"{sys.argv[3]}: {N_OK[0]}/{N_OK[1]} calls ran", flush=True)
-        return
-    names = sys.argv[2:] or list(SECTIONS)
-    for name in names:
-        left = DEADLINE - time.time()
-        if left <= 5:
-            break
-        # each section gets at most its share of what is left, so one slow section does not starve the rest
-        share = max(30.0, left / max(1, len(names) - names.index(name)))
-        proc = subprocess.run([sys.executable, __file__, str(share), "--child", name], capture_output=True, text=True)
-        print(proc.stdout.strip() or f"{name}: rc {proc.returncode}", flush=True)
-        if proc.returncode < 0:
-            print(f"{name}: crashed (rc {proc.returncode}): {proc.stderr[-300:]}", flush=True)
+    run_sections(__file__, SECTIONS, list(SECTIONS), DEADLINE, N_OK)
 
 
 if __name__ == "__main__":

@@ -10,11 +10,8 @@ Each section runs in its own child process; every call is guarded by an alarm.
 from __future__ import annotations
 
 import inspect
-import subprocess
-import sys
-import time
 
-from drive_common import deadline_from_argv, make_guarded
+from drive_common import deadline_from_argv, make_guarded, run_sections
 
 DEADLINE = deadline_from_argv(400.0)
 
@@ -368,20 +365,7 @@ SECTIONS = {f.__name__[4:]: f for f in (sec_distributions, sec_bijectors, sec_ma
 
 
 def main():
-    if len(sys.argv) > 2 and sys.argv[2] == "--child":
-        try:
-            SECTIONS[sys.argv[3]]()
-        finally:
-            print(f"{sys.argv[3]}: {OK[0]}/{OK[1]} calls ran", flush=True)
-        return
-    names = sys.argv[2:] or [n for n in SECTIONS if n not in ("more", "exp", "wide")]
-    for i, name in enumerate(names):
-        left = DEADLINE - time.time()
-        if left <= 5:
-            break
-        share = max(30.0, left / (len(names) - i))
-        proc = subprocess.run([sys.executable, __file__, str(share), "--child", name], capture_output=True, text=True)
-        print(proc.stdout.strip() or f"{name}: rc {proc.returncode} {proc.stderr[-300:]}", flush=True)
+    run_sections(__file__, SECTIONS, [n for n in SECTIONS if n not in ("more", "exp", "wide")], DEADLINE, OK)
 
 
 if __name__ == "__main__":
