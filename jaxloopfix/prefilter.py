@@ -523,6 +523,7 @@ def _collect(text: str) -> _Collected:
 @cache
 def _entry_parts() -> tuple[frozenset[str], frozenset[str]]:
     """Last parts and first parts of the qualified names that start a trace (`traced.ENTRY_NAMES`)."""
+    from jaxloopfix.analysis.public_names import with_public
     from jaxloopfix.analysis.traced import ENTRY_NAMES
 
     return (
@@ -560,6 +561,7 @@ def _names_an_entry(imports: list[ast.Import | ast.ImportFrom], attributes: list
     scope (`f.<locals>.jax.jit`), or after the module for a module binding: the caller rules
     out a binding named like an entry's first part (`jax = ...`). Relative imports name
     nothing absolute, star imports nothing at all."""
+    from jaxloopfix.analysis.public_names import with_public
     from jaxloopfix.analysis.traced import ENTRY_NAMES
 
     bindings: dict[str, set[str]] = {}
@@ -576,14 +578,14 @@ def _names_an_entry(imports: list[ast.Import | ast.ImportFrom], attributes: list
                 if alias.name != "*":
                     bindings.setdefault(alias.asname or alias.name, set()).add(f"{node.module}.{alias.name}")
     for name, sources in bindings.items():
-        if name in loaded and sources & ENTRY_NAMES:
+        if name in loaded and with_public(frozenset(sources)) & ENTRY_NAMES:
             return True  # `from jax import jit as J`, `from flax.linen import Module`
     for attribute in attributes:
         dotted = _dotted(attribute)
         if dotted is None:
             continue
         head, _, rest = dotted.partition(".")
-        if any(f"{source}.{rest}" in ENTRY_NAMES for source in bindings.get(head, ())):
+        if not with_public(frozenset(f"{source}.{rest}" for source in bindings.get(head, ()))).isdisjoint(ENTRY_NAMES):
             return True
     return False
 

@@ -380,3 +380,48 @@ def test_declared_receiver_reaches_base_and_overrides() -> None:
     assert "its declared type" in reason and "env.place" in reason
     diagnostics = lint_text(DECLARED, "d.py", Settings())
     assert [(d.code, d.location.row) for d in diagnostics] == [("JLF001", 15)], [d.message for d in diagnostics]
+
+
+def test_enumerate_and_zip_targets_keep_their_own_kinds() -> None:
+    """`for j, (a, b) in enumerate(zip(xs, sizes))`: the counter is a Python int and each zipped
+    position has its iterable's item kind, not the join of all positions."""
+    text = textwrap.dedent(
+        """
+        from functools import partial
+        import jax
+
+        @partial(jax.jit, static_argnames=("sizes",))
+        def f(xs, sizes):
+            out = []
+            for j, (row, size) in enumerate(zip(xs, sizes)):
+                out.append(row[:size] * j)
+            return out
+        """
+    )
+    parsed = ParsedModule(text, "m.py")
+    traced = next(iter(find_traced_functions(parsed).values()))
+    found = ValueKinds(parsed, traced)
+    assert found.of_name("j").python
+    assert found.of_name("size").python
+    assert not found.of_name("row").python
+
+
+def test_private_jax_spellings_are_the_public_objects() -> None:
+    """Ground truth from JAX: each private module the tool reads as public holds, under every
+    transform name the tool knows, the very object of the public module."""
+    import importlib
+
+    from jaxloopfix.analysis.public_names import PRIVATE_MODULES, public_name
+
+    checked = 0
+    for private, (public, attributes) in PRIVATE_MODULES.items():
+        module = importlib.import_module(private)
+        public_module = importlib.import_module(public)
+        for attribute in sorted(attributes):
+            if hasattr(module, attribute):
+                assert public_name(f"{private}.{attribute}") == f"{public}.{attribute}"
+                assert getattr(module, attribute) is getattr(public_module, attribute), (private, attribute)
+                checked += 1
+    assert checked >= 10
+    assert public_name("jax._src.api.DontWant") is None  # a private helper keeps its spelling
+    assert public_name("jax._src.api.map") is None  # Python's `map`, imported there

@@ -71,9 +71,12 @@ class ContainerEvidence:
         is_module_class: Callable[[cst.BaseExpression], bool] = lambda expr: False,
         site: ModuleSite | None = None,
         ask: Callable[[str], None] = lambda qualified: None,
+        is_python: Callable[[cst.BaseExpression], bool] = lambda expr: False,
     ) -> None:
         self.parsed = parsed
         self.func = func
+        # Whether an expression's kind is a Python value at trace time (`len(shape) - 1 - k`).
+        self.is_python = is_python
         self.facts = facts
         self.local_values = local_values
         self.is_module_class = is_module_class
@@ -631,10 +634,13 @@ class ContainerEvidence:
         are judged on their own) and a call that only reads static metadata (`jax.typeof(x)`)."""
         recursive = False
         wrapper = ""
+        python_arithmetic = False
         for node in _own_descendants(loop.body):
             if isinstance(node, cst.BinaryOperation) and not isinstance(node.operator, (cst.BitOr, cst.BitAnd)):
                 if not _text_operation(node):
-                    return None
+                    if not self.is_python(node):
+                        return None
+                    python_arithmetic = True  # `len(shape) - 1 - k`: Python ints (`python_values` names them)
             if isinstance(node, cst.AugAssign) and not (
                 isinstance(node.operator, cst.AddAssign) and _text_value(node.value)
             ) and not (  # a Python counter (`s_cnt += 1`) picking the next item
@@ -670,6 +676,8 @@ class ContainerEvidence:
                 f"each step only wraps a function (`{wrapper}`): nothing is computed until the wrapped "
                 "function is called, once, after the loop"
             )
+        if python_arithmetic:
+            return None  # Python int arithmetic: `python_values` decides from the kinds it stores
         return f"{NO_ARRAY_OPERATION} (no arithmetic, no JAX call, no function or module call): it builds Python structure or text"
 
     def _formatted(self, node: cst.CSTNode, loop: cst.For) -> bool:

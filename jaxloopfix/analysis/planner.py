@@ -94,7 +94,7 @@ class LoopPlanner:
         self.iterations = IterationAnalyzer(parsed, traced, self.facts, constants)
         self.evidence = ContainerEvidence(
             parsed, traced.node, self.facts, self.iterations._local_values, is_module_class or (lambda expr: False),
-            site, ask,
+            site, ask, lambda expr: self.kinds.of(expr).python,
         )
         self.min_trip_count = min_trip_count
         self.constants = constants
@@ -453,6 +453,25 @@ class LoopPlanner:
             f"it iterates `{shorten(self.parsed.code(loop.iter), 40)}`, whose items are Python values at trace time "
             f"({items.why or items.name}): each step is a distinct computation, not a step along an array axis"
         )
+
+    def items_may_be_none(self, loop: cst.For, iteration: Iteration | None) -> str | None:
+        """`for i, d in enumerate(dims): if d is not None:`: an item is tested for being `None`.
+        A row of an array is never `None`, so the items are Python values (optional sizes,
+        gradients some of which are absent): a Python container, not steps along an axis."""
+        iterable = loop.iter
+        while isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) \
+                and iterable.func.value in ("enumerate", "reversed") and iterable.args:
+            iterable = iterable.args[0].value
+        if self.kinds.of(iterable).name == ARRAY:
+            return None  # proven an array: its rows are never `None`, so the test decides nothing
+        items = _item_names(loop, iteration)
+        for node in _own_descendants(loop.body):
+            if isinstance(node, cst.Comparison) and _none_identity(node, items):
+                return (
+                    f"it tests an item for `None` (`{shorten(self.parsed.code(node), 40)}`): a row of an array "
+                    "is never `None`, so it iterates a Python container of optional values"
+                )
+        return None
 
     def python_body(self, loop: cst.For, iteration: Iteration | None) -> str | None:
         """What the body does (`ContainerEvidence.body`): builds modules or objects, keys dict
@@ -1440,10 +1459,45 @@ SKIP_RULES: tuple[Callable[[LoopPlanner, cst.For, Iteration | None], str | None]
     LoopPlanner.python_items,
     LoopPlanner.python_body,
     LoopPlanner.python_values,
+    LoopPlanner.items_may_be_none,
     LoopPlanner.static_inner_loop,
     LoopPlanner.few_steps,
     LoopPlanner.structured_body,
 )
+
+
+def _item_names(loop: cst.For, iteration: Iteration | None) -> set[str]:
+    """The names the loop binds to its iterable's items: the target's names less a range's
+    index or `enumerate`'s counter."""
+    if iteration is not None and iteration.elements:
+        return {name for name, _ in iteration.elements}
+    names = stored_names(loop.target)
+    target = loop.target
+    it = loop.iter
+    if (
+        isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "enumerate"
+        and isinstance(target, (cst.Tuple, cst.List)) and target.elements
+        and isinstance(target.elements[0].value, cst.Name)
+    ):
+        names = names - {target.elements[0].value.value}
+    if iteration is not None and iteration.index is not None:
+        names = names - {iteration.index}
+    return names if iteration is None or iteration.kind != "range" else set()
+
+
+def _none_identity(node: cst.Comparison, names: set[str]) -> bool:
+    """`d is None`, `None is not d`: an identity test of one of `names` against `None`."""
+    left = node.left
+    for target in node.comparisons:
+        if isinstance(target.operator, (cst.Is, cst.IsNot)):
+            right = target.comparator
+            pair = (left, right)
+            if any(isinstance(e, cst.Name) and e.value == "None" for e in pair) and any(
+                isinstance(e, cst.Name) and e.value in names for e in pair
+            ):
+                return True
+        left = target.comparator
+    return False
 
 
 def _is_range(parsed: ParsedModule, expr: cst.BaseExpression) -> bool:

@@ -30,6 +30,7 @@ from libcst.metadata import (
     QualifiedName,
 )
 
+from jaxloopfix.analysis.public_names import as_public, with_public
 from jaxloopfix.analysis.lazy_scopes import LazyScopes, binding_globals, eager_only, may_bind_globals
 from jaxloopfix.analysis.walk import DocumentOrder, indexed, install_fast_visit, install_identity_hash, preorder, walk
 from jaxloopfix.text_memo import TextMemo
@@ -270,7 +271,7 @@ class ParsedModule:
         if names is None:
             scope = self.scope(node)
             found: set[QualifiedName] = scope.get_qualified_names_for(node) if scope else set()
-            names = self._qnames[node] = frozenset(q.name for q in found)
+            names = self._qnames[node] = as_public(frozenset(q.name for q in found))
         return set(names)
 
     def may_be_named(self, node: cst.CSTNode, targets: frozenset[str]) -> bool:
@@ -308,7 +309,7 @@ class ParsedModule:
             rest = "" if end == -1 else dotted[end:]
             names.update(source + rest for source in sources.get(prefix, ()))
             if end == -1:
-                return frozenset(names)
+                return with_public(frozenset(names))
 
     def may_import(self, name: str) -> bool:
         """Whether an import anywhere in the module binds `name` (else no binding of it is one)."""

@@ -411,6 +411,12 @@ class ValueKinds:
                 if how == "assign":
                     kind = self._in_round(value, before)  # type: ignore[arg-type]
                 elif how == "iterate":
+                    parts = self._per_position(target, value)  # type: ignore[arg-type]
+                    if parts is not None:
+                        for t, v in parts:
+                            self._bind(t, Kind(STATIC, why="the counter of `enumerate`") if v is None
+                                       else self._in_round(v, before).items())
+                        continue
                     kind = self._in_round(value, before).items()  # type: ignore[arg-type]
                 elif how == "augment":
                     assert isinstance(value, cst.AugAssign)
@@ -429,6 +435,30 @@ class ValueKinds:
             if self.env == before:
                 return
         self.env = {name: UNKNOWN_KIND for name in self.env}  # no fixed point: claim nothing
+
+    def _per_position(
+        self, target: cst.BaseExpression, iterable: cst.BaseExpression
+    ) -> list[tuple[cst.BaseExpression, cst.BaseExpression | None]] | None:
+        """`for i, x in enumerate(xs)`, `for a, b in zip(as_, bs)`: each target position and
+        what it takes its items from (None: `enumerate`'s counter, a Python int), so the
+        positions keep kinds of their own instead of the join of all."""
+        if not (isinstance(target, (cst.Tuple, cst.List)) and isinstance(iterable, cst.Call)
+                and isinstance(iterable.func, cst.Name)):
+            return None
+        elements = [e.value for e in target.elements]
+        if any(isinstance(e, cst.StarredElement) for e in target.elements):
+            return None
+        args = [a.value for a in iterable.args]
+        if any(a.star or a.keyword is not None for a in iterable.args):
+            return None
+        qname = self.parsed.qualified_name(iterable.func)
+        if qname == "builtins.enumerate" and len(args) == 1 and len(elements) == 2:
+            pairs: list[tuple[cst.BaseExpression, cst.BaseExpression | None]] = [(elements[0], None)]
+            pairs.extend(self._per_position(elements[1], args[0]) or [(elements[1], args[0])])
+            return pairs
+        if qname == "builtins.zip" and len(args) == len(elements):
+            return list(zip(elements, args))
+        return None
 
     def _in_round(self, expr: cst.BaseExpression, previous: dict[str, Kind]) -> Kind:
         """`of(expr)` with names bound in this function read from the previous round."""
