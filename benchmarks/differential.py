@@ -1,12 +1,13 @@
 """The long differential run: generated loop programs fixed and run on JAX against the original.
 
-    python benchmarks/differential.py [--examples 250] [--chunks 4] [--seed 20261122]
+    python benchmarks/differential.py [--examples 250] [--chunks 4] [--seed 20261122] [--linear]
 
 Runs tests/test_differential.py `--chunks` times, each in a fresh process with
 `--examples` Hypothesis examples and seed `seed + i` (XLA's compiled code piles up in
 one long-lived process), then prints the summed counts (programs, fixed, fixed and
 equal, refused shapes) and the wall time. Any mismatch fails the run and prints the
-program.
+program. `--linear` runs the linear-recurrence programs instead (every one must get the
+`lax.associative_scan` fix and run equal to its loop).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ def main() -> int:
     parser.add_argument("--examples", type=int, default=250)
     parser.add_argument("--chunks", type=int, default=4)
     parser.add_argument("--seed", type=int, default=20261122)
+    parser.add_argument("--linear", action="store_true", help="only the linear-recurrence programs")
     args = parser.parse_args()
     totals: dict[str, int] = {}
     failures = 0
@@ -37,9 +39,11 @@ def main() -> int:
         with tempfile.TemporaryDirectory() as tmp:
             report = Path(tmp) / "counts.json"
             env = {**os.environ, "JAXLOOPFIX_DIFF_EXAMPLES": str(args.examples),
+                   "JAXLOOPFIX_LINEAR_EXAMPLES": str(args.examples),
                    "JAXLOOPFIX_DIFF_REPORT": str(report), "JAX_PLATFORMS": "cpu"}
+            select = ["-k", "linear"] if args.linear else ["-k", "not linear"]
             done = subprocess.run(
-                [sys.executable, "-m", "pytest", "tests/test_differential.py", "-q", "-p", "no:xdist",
+                [sys.executable, "-m", "pytest", "tests/test_differential.py", "-q", "-p", "no:xdist", *select,
                  f"--hypothesis-seed={seed}", "-p", "no:cacheprovider"],
                 cwd=ROOT, env=env,
             )

@@ -13,6 +13,9 @@ An unrolled loop's compile time grows with its trip count, so a budget
 longer; the first model (the RNN) always runs every length. Progress goes to
 stderr, the tables to stdout.
 
+Linear recurrences (GAE, discounted returns, a diagonal SSM) are also timed as the
+tool's default fix for them, `lax.associative_scan`.
+
 `--tune-unroll` also times the tool's rewrite written with `lax.scan(...,
 unroll=k)` for k in 1, 2, 4, 8, 16 (each from `apply_fixes` with that unroll
 setting) and reports the k that `verify --tune-unroll` would choose. `--grad`
@@ -79,6 +82,27 @@ def gae(rewards, values, dones, gamma, lam):
 
 
 @jax.jit
+def returns(rewards, dones, gamma):
+    g = jnp.zeros_like(rewards[0])
+    out = []
+    for t in reversed(range(rewards.shape[0])):
+        g = rewards[t] + gamma * (1.0 - dones[t]) * g
+        out.append(g)
+    return jnp.stack(out[::-1])
+
+
+@jax.jit
+def diag_ssm(xs, deltas, log_decay, b, c):
+    state = jnp.zeros((xs.shape[1], xs.shape[2], log_decay.shape[0]))
+    ys = []
+    for t in range(xs.shape[0]):
+        decay = jnp.exp(deltas[t][..., None] * log_decay)
+        state = decay * state + (deltas[t] * xs[t])[..., None] * b
+        ys.append(jnp.sum(state * c, axis=-1))
+    return jnp.stack(ys)
+
+
+@jax.jit
 def masked_rnn(params, xs, mask):
     h = jnp.zeros((xs.shape[1], params["W_h"].shape[0]))
     for t in range(xs.shape[0]):
@@ -87,7 +111,10 @@ def masked_rnn(params, xs, mask):
     return h
 """
 
-MODELS = ("elman_rnn", "lstm", "gae", "masked_rnn")
+MODELS = ("elman_rnn", "lstm", "gae", "masked_rnn", "returns", "diag_ssm")
+# Linear recurrences: the tool's default fix for them is `lax.associative_scan`.
+RECURRENCES = ("gae", "returns", "diag_ssm")
+SSM_STATE = 16
 UNROLLS = (1, 2, 4, 8, 16)
 BATCH = 8
 FEATURES = 32  # input and hidden size: small, so the T=1000 unrolled compile stays tolerable on a laptop CPU
@@ -95,23 +122,27 @@ FEATURES = 32  # input and hidden size: small, so the T=1000 unrolled compile st
 DEFAULT_GROWTH_EXPONENT = 1.3
 
 
-def rewrite(unroll: int = 1) -> dict[str, Any]:
-    """Exec the tool's rewrite of SOURCE, written with `lax.scan(..., unroll=unroll)`, into a fresh namespace."""
+def rewrite(unroll: int = 1, form: str = "scan") -> dict[str, Any]:
+    """Exec the tool's rewrite of SOURCE into a fresh namespace: linear recurrences as
+    `lax.associative_scan` when `form` is "associative", else every loop as `lax.scan(...,
+    unroll=unroll)`."""
     fixed, _, applied = apply_fixes(
-        SOURCE, "models.py", Settings(scan_unroll=unroll), unsafe=True
+        SOURCE, "models.py", Settings(scan_unroll=unroll, linear_recurrences=form), unsafe=True
     )
+    if form == "associative":
+        assert fixed.count("associative_scan(") == len(RECURRENCES), "a recurrence did not get the associative form"
     assert applied == len(MODELS), (
         f"expected {len(MODELS)} fixes, the tool applied {applied}"
     )
-    if unroll != 1:
+    if unroll != 1 and form == "scan":
         assert f"unroll={unroll}" in fixed, (
             f"the rewrite does not carry unroll={unroll}"
         )
     namespace: dict[str, Any] = {
-        "__name__": f"models_scan_unroll{unroll}",
+        "__name__": f"models_{form}_unroll{unroll}",
         "__source__": fixed,
     }
-    exec(compile(fixed, f"models_scan_unroll{unroll}.py", "exec"), namespace)
+    exec(compile(fixed, f"models_{form}_unroll{unroll}.py", "exec"), namespace)
     return namespace
 
 
@@ -172,6 +203,13 @@ def make_inputs(model: str, length: int, seed: int = 0) -> tuple:
         values = normal(length + 1, b)
         dones = jnp.asarray((rng.random((length, b)) < 0.05).astype(np.float32))
         return (rewards, values, dones, 0.99, 0.95)
+    if model == "returns":
+        dones = jnp.asarray((rng.random((length, b)) < 0.05).astype(np.float32))
+        return (normal(length, b), dones, 0.99)
+    if model == "diag_ssm":
+        deltas = jnp.asarray(rng.uniform(0.01, 0.1, (length, b, d)).astype(np.float32))
+        log_decay = -jnp.asarray(rng.uniform(0.5, 2.0, (SSM_STATE,)).astype(np.float32))
+        return (normal(length, b, d), deltas, log_decay, normal(SSM_STATE, scale=0.3), normal(SSM_STATE, scale=0.3))
     raise ValueError(model)
 
 
@@ -211,6 +249,8 @@ class Row:
     tuned: dict | None = (
         None  # `tune_unroll`'s result: chosen k, per-k run and compile times
     )
+    associative: dict | None = None  # the `lax.associative_scan` rewrite's measurement (recurrences)
+    associative_agree: bool | None = None
 
     @property
     def ratio(self) -> dict:
@@ -276,6 +316,7 @@ def run_benchmark(
 ) -> list[Row]:
     """One row per (program kind, model, T); `budgets` names the kinds to run ("forward", "gradient")."""
     loop_ns, scan_ns, _ = build_versions()
+    associative_ns = rewrite(form="associative")
     variants = {k: (scan_ns if k == 1 else rewrite(k)) for k in unrolls}
     rows: list[Row] = []
     with jax.default_matmul_precision("highest"):
@@ -303,9 +344,14 @@ def run_benchmark(
                             args,
                             repeats=repeats,
                         )
+                    associative_m, associative_agree = None, None
+                    if model in RECURRENCES:
+                        associative_fn = program(associative_ns, model, kind)
+                        associative_agree, _ = outputs_agree(loop_fn, associative_fn, args)
+                        associative_m = measure(associative_fn, args, {}, repeats=repeats)
                     loop_m = measure(loop_fn, args, {}, repeats=repeats)
                     rows.append(
-                        Row(model, length, loop_m, scan_m, agree, diff, kind, tuned)
+                        Row(model, length, loop_m, scan_m, agree, diff, kind, tuned, associative_m, associative_agree)
                     )
                     history.append((length, loop_m["compile_s"]))
                     budget.learn(history)
@@ -339,6 +385,13 @@ COLUMNS = (
     "jaxpr eqns (loop)",
     "jaxpr eqns (scan)",
     "outputs agree",
+)
+ASSOCIATIVE_COLUMNS = (
+    "compile s (associative)",
+    "compile loop/associative",
+    "run ms (associative)",
+    "run loop/associative",
+    "associative agrees",
 )
 TUNED_COLUMNS = (
     "chosen unroll",
@@ -375,9 +428,25 @@ def table_cells(row: Row, tuned: bool = False) -> list[str]:
         str(row.scan["jaxpr_eqns"]),
         "yes" if row.agree else f"NO (max |Δ| {row.max_abs_diff:.2e})",
     ]
+    cells += associative_cells(row)
     if tuned:
         cells += tuned_cells(row)
     return cells
+
+
+def associative_cells(row: Row) -> list[str]:
+    """The `lax.associative_scan` rewrite against the loop (linear recurrences only)."""
+    m = row.associative
+    if m is None:
+        return ["-"] * len(ASSOCIATIVE_COLUMNS)
+    r = ratios(row.loop, m)
+    return [
+        f"{m['compile_s']:.3f}",
+        _fmt_ratio(r["compile_s"]),
+        f"{m['run_median_s'] * 1e3:.3f}",
+        _fmt_ratio(r["run_median_s"]),
+        "yes" if row.associative_agree else "NO",
+    ]
 
 
 def tuned_cells(row: Row) -> list[str]:
@@ -400,7 +469,7 @@ def tuned_cells(row: Row) -> list[str]:
 
 
 def columns(rows: list[Row]) -> tuple[str, ...]:
-    return COLUMNS + (TUNED_COLUMNS if any(r.tuned for r in rows) else ())
+    return COLUMNS + ASSOCIATIVE_COLUMNS + (TUNED_COLUMNS if any(r.tuned for r in rows) else ())
 
 
 def _load_average() -> str:
@@ -439,7 +508,7 @@ def _jaxlib_version() -> str:
 
 def render_text(rows: list[Row], header: list[str], skipped: list[str]) -> str:
     names = columns(rows)
-    cells = [list(names)] + [table_cells(r, len(names) > len(COLUMNS)) for r in rows]
+    cells = [list(names)] + [table_cells(r, len(names) > len(COLUMNS) + len(ASSOCIATIVE_COLUMNS)) for r in rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(names))]
     lines = list(header) + [""]
     for n, row in enumerate(cells):
@@ -460,7 +529,7 @@ def render_markdown(rows: list[Row], header: list[str], skipped: list[str]) -> s
     lines = [f"### jaxloopfix rewrite speed: {device}", ""]
     lines += [f"- {line}" for line in header]
     names = columns(rows)
-    tuned = len(names) > len(COLUMNS)
+    tuned = len(names) > len(COLUMNS) + len(ASSOCIATIVE_COLUMNS)
     lines += [
         "",
         "| " + " | ".join(names) + " |",
@@ -472,7 +541,9 @@ def render_markdown(rows: list[Row], header: list[str], skipped: list[str]) -> s
     lines += [
         "",
         "Ratios are loop / scan: above 1× the `lax.scan` rewrite compiles or runs faster. "
-        "The scan versions are the tool's own output (`apply_fixes(..., unsafe=True)`) on the loop source.",
+        "The scan versions are the tool's own output (`apply_fixes(..., unsafe=True)`) on the loop source, "
+        "with `linear-recurrences = \"scan\"`; the associative columns are its default fix for the linear "
+        "recurrences (GAE, discounted returns, the diagonal SSM): `lax.associative_scan`.",
     ]
     if tuned:
         lines.append(
@@ -574,7 +645,7 @@ def main(argv: list[str] | None = None) -> int:
             [line for budget in budgets.values() for line in budget.skipped],
         )
     )
-    return 0 if all(r.agree for r in rows) else 1
+    return 0 if all(r.agree and r.associative_agree is not False for r in rows) else 1
 
 
 if __name__ == "__main__":

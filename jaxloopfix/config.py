@@ -46,6 +46,11 @@ class Settings:
     # written by `verify --tune-unroll` (function name -> k).
     scan_unroll: int = 1
     unroll_overrides: tuple[tuple[str, int], ...] = ()
+    # How a linear recurrence (`h = a * h + b`) is rewritten: "associative"
+    # (`lax.associative_scan`) or "scan" (`lax.scan`, as any other carry), and per-function
+    # choices written by `--tune-unroll` from measurements (function name -> form).
+    linear_recurrences: str = "associative"
+    form_overrides: tuple[tuple[str, str], ...] = ()
     # `verify` input factories: "module:function" of the code -> "module:function" returning (args, kwargs).
     examples: tuple[tuple[str, str], ...] = ()
     # Whether the project runs with jax_enable_x64 (None: look for it; see verify/x64_policy.py).
@@ -83,6 +88,9 @@ class Settings:
 
     def unroll_for(self, function: str) -> int:
         return dict(self.unroll_overrides).get(function, self.scan_unroll)
+
+    def recurrence_form(self, function: str) -> str:
+        return dict(self.form_overrides).get(function, self.linear_recurrences)
 
     def relative(self, filename: str, resolved: Path | None = None) -> str:
         path = Path(filename)
@@ -163,7 +171,7 @@ def settings_from_table(table: dict, root: Path | None, source: Path | None = No
     known = {
         "select", "ignore", "extend-select", "exclude", "extend-exclude", "per-file-ignores",
         "extra-traced-decorators", "extra-traced-base-classes", "min-trip-count", "max-file-size", "unroll", "examples",
-        "x64",
+        "x64", "linear-recurrences",
     }
     unknown = set(table) - known
     if unknown:
@@ -200,6 +208,11 @@ def settings_from_table(table: dict, root: Path | None, source: Path | None = No
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise ConfigError("`unroll` must be a positive integer")
         settings = replace(settings, scan_unroll=value)
+    if "linear-recurrences" in table:
+        value = table["linear-recurrences"]
+        if value not in ("associative", "scan"):
+            raise ConfigError(f'`linear-recurrences` must be "associative" or "scan", not {value!r}')
+        settings = replace(settings, linear_recurrences=value)
     if "examples" in table:
         value = table["examples"]
         if not isinstance(value, dict) or not all(isinstance(v, str) and ":" in v for v in value.values()):

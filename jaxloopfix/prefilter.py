@@ -523,7 +523,6 @@ def _collect(text: str) -> _Collected:
 @cache
 def _entry_parts() -> tuple[frozenset[str], frozenset[str]]:
     """Last parts and first parts of the qualified names that start a trace (`traced.ENTRY_NAMES`)."""
-    from jaxloopfix.analysis.public_names import with_public
     from jaxloopfix.analysis.traced import ENTRY_NAMES
 
     return (

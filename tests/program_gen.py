@@ -432,3 +432,70 @@ def inputs(length: int, axis: int, seed: int = 0) -> tuple[np.ndarray, np.ndarra
     ys = rng.standard_normal(shape)
     w = rng.standard_normal((FEATURES, FEATURES)) * 0.4
     return xs, ys, w
+
+
+# Linear recurrences `h = a * h + b` (`a`, `b` free of `h`), for the associative rewrite.
+LINEAR_HEADERS = ("range", "reversed", "descending", "range_start", "iterate", "iterate_reversed", "enumerate",
+                  "zip", "zip_reversed", "enumerate_zip")
+LINEAR_SCALES = ("0.9", "0.5 * jnp.tanh(y_t)", "jax.nn.sigmoid(x_t)", "(1.0 - m_t) * 0.95", "w[0] * 0.1",
+                 "jnp.exp(-jnp.abs(y_t))", "1.05")
+LINEAR_SHIFTS = ("x_t", "jnp.sin(y_t) * 0.3", "w[1] * x_t", "x_t - y_t", "jnp.sum(x_t) * 0.1")
+LINEAR_FORMS = ("{a} * h + {b}", "{b} + {a} * h", "h * {a} + {b}", "{a} * (h + {b})", "{b} - {a} * h",
+                "h + {b}", "h * {a}", "({b} + h * {a}) / 2.0")
+LINEAR_AUGMENTED = ("h += {b}", "h *= {a}", "h -= {b}")
+
+
+@st.composite
+def linear_recurrence_programs(draw: st.DrawFn) -> Program:
+    """One carry `h` updated as an affine map of itself per step, in the arrangements people
+    write, with per-step work before the update and outputs after it."""
+    header = draw(st.sampled_from(LINEAR_HEADERS))
+    template, _, binds_t, binds_x, binds_y = HEADERS[header]
+    lines = [template.format(T="xs.shape[0]", start=draw(st.sampled_from([1, 2])))]
+    body: list[str] = []
+    if not binds_x:
+        body.append("x_t = xs[t]")
+    if not binds_y:
+        body.append("y_t = ys[t]" if binds_t else "y_t = jnp.cos(x_t)")
+    scale, shift = draw(st.sampled_from(LINEAR_SCALES)), draw(st.sampled_from(LINEAR_SHIFTS))
+    if "m_t" in scale:
+        body.append("m_t = (x_t > 0.5).astype(x_t.dtype)")  # a mask factor, as `(1 - done)`
+    if draw(st.booleans()):
+        body.append(f"coef = {scale}")  # computed before the update, read by it
+        scale = "coef"
+    if draw(st.integers(0, 3)) == 0:
+        body.append(draw(st.sampled_from(LINEAR_AUGMENTED)).format(a=scale, b=shift))
+    else:
+        body.append("h = " + draw(st.sampled_from(LINEAR_FORMS)).format(a=scale, b=shift))
+    setup = [f"h = {draw(st.sampled_from(['jnp.zeros(w.shape[0])', 'w[0] * 0.5', 'jnp.ones_like(w[0])']))}"]
+    outputs: list[str] = []
+    after: list[str] = []
+    kind = draw(st.sampled_from(["append", "append_function", "buffer", "final"]))
+    if kind == "buffer" and binds_t and header != "enumerate_zip":
+        setup.append("buf = jnp.zeros((xs.shape[0], w.shape[0]))")
+        body.append("buf = buf.at[t].set(h)")
+        outputs.append("buf")
+    elif kind in ("append", "append_function"):
+        setup.append("outs = []")
+        body.append("outs.append(h)" if kind == "append" else "outs.append(jnp.tanh(h) * 2.0 + x_t)")
+        after.append(f"outs = {draw(st.sampled_from(['jnp.stack(outs)', 'jnp.stack(outs[::-1])']))}")
+        outputs.append("outs")
+    if kind == "final" or not outputs or draw(st.booleans()):
+        outputs.append("h")
+    source = "\n".join(
+        [
+            "import jax",
+            "import jax.numpy as jnp",
+            "",
+            "",
+            "@jax.jit",
+            "def f(xs: jax.Array, ys: jax.Array, w: jax.Array):",
+            *("    " + line for line in setup),
+            *("    " + line for line in lines),
+            *("        " + line for line in body),
+            *("    " + line for line in after),
+            f"    return ({', '.join(outputs)},)",
+            "",
+        ]
+    )
+    return Program(source, 0, header, "annotation")

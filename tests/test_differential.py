@@ -29,6 +29,7 @@ from program_gen import (
     REFUSED_BODIES,
     Program,
     inputs,
+    linear_recurrence_programs,
     loop_programs,
     not_safe_program,
     refused_program,
@@ -40,6 +41,8 @@ jnp = pytest.importorskip("jax.numpy")
 np = pytest.importorskip("numpy")
 
 EXAMPLES = int(os.environ.get("JAXLOOPFIX_DIFF_EXAMPLES", "60"))
+# Linear recurrences (`benchmarks/differential.py --linear` runs 1,000).
+LINEAR_EXAMPLES = int(os.environ.get("JAXLOOPFIX_LINEAR_EXAMPLES", "30"))
 DERANDOMIZE = "JAXLOOPFIX_DIFF_EXAMPLES" not in os.environ
 COUNTS: Counter[str] = Counter()
 MODULES = Path(tempfile.mkdtemp(prefix="jaxloopfix-diff-"))
@@ -155,3 +158,36 @@ def test_unprovable_kinds_never_get_a_safe_fix(kind: str) -> None:
         assert loops, "the loop must be reported"
         assert all(d.fix is None or d.fix.applicability.value == "unsafe" for d in loops)
         assert apply_fixes(source, "gen.py", Settings())[2] == 0
+
+
+@settings(max_examples=LINEAR_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=DERANDOMIZE)
+@given(program=linear_recurrence_programs())
+def test_linear_recurrences_become_associative_scans_that_run_equal(program: Program) -> None:
+    """Every generated linear recurrence gets the `lax.associative_scan` fix, and the fix runs
+    equal to the loop in float64 (values and gradients): within 64 ulps per step of the
+    largest magnitude, since the tree regroups the arithmetic."""
+    note(program.source)
+    COUNTS["linear programs"] += 1
+    fixed = apply_fixes(program.source, "gen.py", Settings(), unsafe=True)[0]
+    note(fixed)
+    assert any(f"lax.{p}(" in fixed for p in ("associative_scan", "cumsum", "cumprod")), "not the associative form"
+    assert apply_fixes(fixed, "gen.py", Settings(), unsafe=True)[0] == fixed  # idempotent
+    name = f"linear_{COUNTS['linear programs']}"
+    original, rewritten = _load(program.source, name + "_a"), _load(fixed, name + "_b")
+    try:
+        with jax.enable_x64(True):
+            for length, grads in ((5, True), (9, False)):
+                args = tuple(jnp.asarray(a) for a in inputs(length, 0, seed=length))
+                run = _outputs_and_grads if grads else (lambda module, a: module.f(*a))
+                expected, actual = run(original, args), run(rewritten, args)
+                e_leaves, a_leaves = jax.tree_util.tree_leaves(expected), jax.tree_util.tree_leaves(actual)
+                for e, a in zip(e_leaves, a_leaves, strict=True):
+                    assert e.shape == a.shape and e.dtype == a.dtype
+                    scale = float(np.max(np.abs(np.asarray(e)), initial=1.0))
+                    tolerance = 64 * np.finfo(np.float64).eps * length * scale
+                    np.testing.assert_allclose(np.asarray(a), np.asarray(e), rtol=0, atol=tolerance, err_msg=f"T={length}")
+        COUNTS["linear programs equal"] += 1
+    finally:
+        for suffix in ("_a", "_b"):
+            sys.modules.pop(name + suffix, None)
+        jax.clear_caches()

@@ -499,7 +499,11 @@ def test_python_scalar_carry_is_fixed_and_runs_equal(name, tmp_path):
     pytest.importorskip("jaxtyping")
     kind, body = SCALAR_CARRIES[name]
     source = HEADER + textwrap.dedent(body)
-    diagnostics, (fixed, remaining, count) = _run(source)
+    # The proofs are the scan's; a linear recurrence's default form is checked in
+    # tests/test_linear_recurrence.py and the differential tests.
+    scan = Settings(linear_recurrences="scan")
+    diagnostics = lint_text(source, "case.py", scan)
+    fixed, remaining, count = apply_fixes(source, "case.py", scan, unsafe=True)
     assert [d.fix.applicability.value if d.fix else None for d in diagnostics] == [kind], [
         d.no_fix_reason for d in diagnostics
     ]

@@ -156,12 +156,17 @@ def test_no_safe_fix_and_a_wrong_fix_names_its_cause(name, x64, tmp_path):
 
 @pytest.mark.parametrize("name", sorted(PROVEN))
 def test_proven_carries_keep_a_safe_and_equal_fix(name, x64, tmp_path):
+    """The proofs are the scan's: with `linear-recurrences = "scan"` a proven carry's fix is safe
+    (a linear recurrence's default, the associative form, regroups the arithmetic: never safe)."""
     source, inputs = PROVEN[name]
-    (diagnostic,) = lint_text(source, "t.py", Settings())
+    scan = Settings(linear_recurrences="scan")
+    (diagnostic,) = lint_text(source, "t.py", scan)
     assert diagnostic.fix is not None and diagnostic.fix.applicability.value == "safe", (
         diagnostic.fix.message if diagnostic.fix else diagnostic.no_fix_reason
     )
-    fixed = apply_fixes(source, "t.py", Settings())[0]
+    (default,) = lint_text(source, "t.py", Settings())
+    assert default.fix is not None and (default.fix.applicability.value == "safe") == (default.fix == diagnostic.fix)
+    fixed = apply_fixes(source, "t.py", scan)[0]
     (tmp_path / "loop.py").write_text(source)
     (tmp_path / "fix.py").write_text(fixed)
     tag = f"{name}_{x64}"

@@ -183,7 +183,7 @@ def test_a_rewrite_that_raises_where_the_original_runs_is_not_equivalent(tmp_pat
     path.write_text(
         "import jax\nimport jax.numpy as jnp\nfrom jaxtyping import Array, Float\n\n\n"
         "@jax.jit\ndef total(xs: Float[Array, 'T D']):\n    h = jnp.zeros(())\n"
-        "    for t in range(xs.shape[0]):\n        h = h * 0.5 + xs[t]\n    return h\n"
+        "    for t in range(xs.shape[0]):\n        h = jnp.tanh(h * 0.5 + xs[t])\n    return h\n"
     )
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(main, ["verify", "--no-measure", "--output-format", "json", path.name])
@@ -209,8 +209,9 @@ def test_unverified_says_why(tmp_path, monkeypatch):
 
 def test_check_fix_verify_applies_verified_unsafe_fixes_without_the_flag(tmp_path, monkeypatch):
     """`--fix --verify` settles unsafe fixes by running them: the seed RNN's (unsafe, equal on its
-    `example_inputs()`) is applied; a GAE whose carry starts as `0.0` (equal on vectors, raising on
-    `(T, batch)` arrays) is left, with what verify said."""
+    `example_inputs()`) is applied; a GAE whose carry starts as `0.0` gets the associative form,
+    equal on vectors and on `(T, batch)` arrays. Written as a scan (equal on vectors, raising on
+    `(T, batch)` arrays) it is left, with what verify said."""
     rnn = _copy(tmp_path, "seed_rnn")
     gae = tmp_path / "gae.py"
     gae.write_text(
@@ -222,5 +223,65 @@ def test_check_fix_verify_applies_verified_unsafe_fixes_without_the_flag(tmp_pat
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(main, ["check", "--no-cache", "--fix", "--verify", rnn.name, gae.name])
     assert "lax.scan(step, h, inputs)" in rnn.read_text(), result.output
+    assert "lax.associative_scan(" in gae.read_text(), result.output
+    gae.write_text(before)
+    (tmp_path / "pyproject.toml").write_text('[tool.jaxloopfix]\nlinear-recurrences = "scan"\n')
+    result = CliRunner().invoke(main, ["check", "--no-cache", "--fix", "--verify", gae.name])
     assert gae.read_text() == before
     assert "advantages" in result.output and "with a batch axis" in result.output
+
+
+EMA = '''import jax
+import jax.numpy as jnp
+
+
+@jax.jit
+def smooth(xs: jax.Array):
+    h = jnp.zeros_like(xs[0])
+    outs = []
+    for t in range(xs.shape[0]):
+        h = 0.9 * h + 0.1 * xs[t]
+        outs.append(h)
+    return jnp.stack(outs)
+'''
+
+
+def test_tune_measures_the_associative_form_of_a_linear_recurrence(tmp_path, monkeypatch):
+    """For `h = a * h + b`, `--tune-unroll` also measures `lax.associative_scan`, checked equal to
+    the loop on the same inputs before it may be chosen, and says what it chose and why."""
+    path = tmp_path / "ema.py"
+    path.write_text(EMA)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(
+        main, ["verify", "--unsafe-fixes", "--tune-unroll", "--lengths", "6", "--no-grad", "--output-format", "json", path.name]
+    )
+    assert result.exit_code == 0, result.output
+    (report,) = json.loads(result.stdout)
+    assert report["status"] == "equivalent"
+    unroll = report["unroll"]
+    assert {int(k) for k in unroll["runs"]} == {0, 1, 2, 4, 8, 16}
+    assert unroll["associative"] == "equivalent on every case" and "excluded" not in unroll
+    text = CliRunner().invoke(main, ["verify", "--unsafe-fixes", "--tune-unroll", "--lengths", "6", "--no-grad", path.name])
+    assert "tuned: wrote `lax." in text.stdout and "`lax.associative_scan`" in text.stdout
+
+
+def test_tuned_form_is_written_into_the_fix(tmp_path, monkeypatch):
+    """The form `--tune-unroll` measured fastest is the one written: the associative form, or a
+    plain scan (with its unroll) where the scan won on this backend."""
+    import jaxloopfix.verify.gate as gate
+
+    for choice, expected in ((0, "lax.associative_scan("), (4, "unroll=4)")):
+        def fake_run_target(target, options, choice=choice):
+            assert set(target.rewritten) == {0, 1, 2, 4, 8, 16}
+            assert "associative_scan" in target.rewritten[0] and "associative_scan" not in target.rewritten[1]
+            runs = {k: {"run_median_s": 1e-3, "compile_s": 0.1} for k in target.rewritten}
+            return {"status": "equivalent", "message": "", "unroll": {"choice": choice, "runs": runs}}
+
+        monkeypatch.setattr(gate, "run_target", fake_run_target)
+        path = tmp_path / "ema.py"
+        path.write_text(EMA)
+        monkeypatch.chdir(tmp_path)
+        result = CliRunner().invoke(main, ["check", "--fix", "--verify", "--unsafe-fixes", "--tune-unroll", path.name])
+        assert result.exit_code == 0, result.output
+        assert expected in path.read_text()
+        assert "wrote `lax." in result.output

@@ -25,8 +25,8 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 FAST = VerifyOptions(lengths=(4, 7), measure=False, timeout=240)
 
 
-def _target(path: Path, function: str | None = None):
-    targets = collect_targets(path, path.read_text(), Settings(), function=function, unsafe=True)
+def _target(path: Path, function: str | None = None, settings: Settings | None = None):
+    targets = collect_targets(path, path.read_text(), settings or Settings(), function=function, unsafe=True)
     assert len(targets) == 1, [t.label for t in targets]
     return targets[0]
 
@@ -178,7 +178,9 @@ def test_the_setting_decides_before_the_search(tmp_path):
 def _project(tmp_path: Path, pyproject: str, extra: dict[str, str] | None = None) -> Path:
     """`offset_range`: its rewrite raises with x64 on when `beta` is a NumPy float64."""
     tmp_path.mkdir(parents=True, exist_ok=True)
-    (tmp_path / "pyproject.toml").write_text(pyproject)
+    # The x64 hazard is the scan's (its carry keeps one dtype); the loop is a linear recurrence,
+    # whose default associative form widens as the loop does.
+    (tmp_path / "pyproject.toml").write_text(pyproject + 'linear-recurrences = "scan"\n')
     for name, text in (extra or {}).items():
         (tmp_path / name).write_text(text)
     path = tmp_path / "offset_range.py"
@@ -261,11 +263,14 @@ def test_numbers_passed_as_numpy_scalars_are_a_family_of_their_own(tmp_path, sou
     the default), on which both agree; verify also passes NumPy scalars, x64 off."""
     path = tmp_path / "narrow.py"
     path.write_text(textwrap.dedent(source))
-    target = _target(path)
+    target = _target(path, settings=Settings(linear_recurrences="scan"))
     result = run_target(target, FAST)
     assert result["status"] == "mismatch", result["message"]
     assert "(example_inputs[0], NumPy scalars)" in result["message"] and shown in result["message"]
     assert result["cases"][0]["outputs"]["equal"]  # equal on the module's own example
+    # The loop is a linear recurrence: its default fix, the associative form, widens as the loop does.
+    associative = run_target(_target(path), FAST)
+    assert associative["status"] == "equivalent", associative["message"]
 
 
 # ---------------------------------------------------------------- axes of size one

@@ -22,10 +22,13 @@ pytest.importorskip("jax")
 FAST = VerifyOptions(lengths=(4, 7), measure=False, timeout=240)
 
 
-def _verify(tmp_path: Path, source: str, function: str | None = None, factory: str | None = None, name: str = "subject"):
+def _verify(
+    tmp_path: Path, source: str, function: str | None = None, factory: str | None = None, name: str = "subject",
+    settings: Settings | None = None,
+):
     path = tmp_path / f"{name}.py"
     path.write_text(textwrap.dedent(source))
-    targets = collect_targets(path, path.read_text(), Settings(), function=function, unsafe=True, factory=factory)
+    targets = collect_targets(path, path.read_text(), settings or Settings(), function=function, unsafe=True, factory=factory)
     assert len(targets) == 1, [t.label for t in targets]
     return targets[0], run_target(targets[0], FAST)
 
@@ -351,9 +354,14 @@ def test_a_nested_function_whose_rewrite_differs_is_a_mismatch(tmp_path):
 def test_synthesized_inputs_also_try_a_batch_axis(tmp_path):
     """A carry that starts as `0.0` stays a scalar on vectors and becomes a vector on `(T, batch)`
     arrays, which the scan rejects: verified on vectors alone, the fix would be called equivalent."""
-    _, result = _verify(tmp_path, GAE_FROM_A_PYTHON_SCALAR)
+    _, result = _verify(tmp_path, GAE_FROM_A_PYTHON_SCALAR, settings=Settings(linear_recurrences="scan"))
     assert result["status"] == "mismatch", result["message"]
     assert "with a batch axis" in result["message"] and "carry" in result["message"]
+    # GAE is a linear recurrence: its default fix, the associative form, broadcasts the carry
+    # against each step's values as the loop does, and runs equal with the batch axis too.
+    _, associative = _verify(tmp_path, GAE_FROM_A_PYTHON_SCALAR)
+    assert associative["status"] == "equivalent", associative["message"]
+    assert any("with a batch axis" in case["label"] for case in associative["cases"])
 
 
 def test_the_modules_own_examples_come_before_synthesis(tmp_path):

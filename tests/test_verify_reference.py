@@ -68,3 +68,40 @@ def test_check_case_reports_the_reference_errors():
     assert not compare_trees(_sum_in_order(xs), mirrored(xs)).equal
     assert result["outputs"].equal, result["outputs"].reason
     assert result["reference"] == {"loop": 100.0, "rewrite": 100.0}
+
+
+def _returns_in_order(xs, gains):
+    g = jnp.zeros(xs.shape[1:], xs.dtype)
+    for t in range(xs.shape[0]):
+        g = gains[t] * g + xs[t]
+    return g
+
+
+def _returns_regrouped(xs, gains):
+    def compose(earlier, later):
+        (c, d), (a, b) = earlier, later
+        return a * c, a * d + b
+
+    scale, shift = jax.lax.associative_scan(compose, (gains, xs))
+    return scale[-1] * 0.0 + shift[-1]
+
+
+def test_gradients_beyond_the_fixed_tolerance_are_judged_against_float64():
+    """A recurrence with growing factors (|a| up to 8) regrouped as an associative scan: its
+    float32 gradient differs from the loop's beyond the fixed tolerance, and is as close to the
+    float64 gradient as the loop's own; a gradient 1e-3 off is not."""
+    rng = np.random.default_rng(3)
+    xs = jnp.asarray(rng.normal(size=(9, 4)).astype(np.float32))
+    gains = jnp.asarray(rng.uniform(-8.0, 8.0, (9, 4)).astype(np.float32))
+    case = Case("T=9", (xs, gains), {})
+    result = check_case(_returns_in_order, _returns_regrouped, case, want_grad=True)
+    assert result["gradients"].equal, result["gradients"].reason
+    reference = result["gradients_reference"]  # beyond the fixed tolerance: the float64 gradient decided
+    assert 0 < reference["rewrite"] <= 4 * reference["loop"]
+    assert "gradient error against a float64 reference" in result["gradients"].reason
+
+    def skewed(xs, gains):
+        return _returns_regrouped(xs * (1 + 1e-3), gains)
+
+    skewed_result = check_case(_returns_in_order, skewed, case, want_grad=True)
+    assert not skewed_result["gradients"].equal

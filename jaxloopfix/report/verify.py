@@ -58,9 +58,9 @@ def write_verify_full(results: list[tuple[str, dict[str, Any]]], out: TextIO) ->
             out.write(f"  timings unavailable: {original.get('error') if isinstance(original, dict) else timings}\n")
         unroll = result.get("unroll")
         if isinstance(unroll, dict) and "choice" in unroll:
-            gain = unroll.get("gain_vs_1")
-            gain_text = f", {gain:.2f}x faster than unroll=1" if isinstance(gain, (int, float)) else ""
-            out.write(f"  unroll: chose {unroll['choice']}{gain_text}\n")
+            from jaxloopfix.verify.gate import tuned_choice
+
+            out.write(f"  tuned: {tuned_choice(unroll)}\n")
 
 
 def write_verify_json(results: list[tuple[str, dict[str, Any]]], out: TextIO) -> None:

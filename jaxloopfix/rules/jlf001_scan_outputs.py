@@ -57,6 +57,12 @@ class ScanWithOutputs(Rule):
     nested `def step(x_t)` for longer bodies), with `in_axes`/`out_axes` for other
     axes, under the same safety rules.
 
+    A carry updated as `h = a * h + b` (`a`, `b` free of `h`: GAE, discounted
+    returns, moving averages, diagonal SSMs) is a linear recurrence: its fix is
+    `lax.associative_scan` of the steps' affine maps (`lax.cumsum` for a running
+    sum, `lax.cumprod` for a product), always unsafe since it regroups the
+    arithmetic; `linear-recurrences = "scan"` writes a `lax.scan` instead.
+
     ## Fix safety
     The fix is safe when the analysis proves: every carry starts as an array
     (not a Python scalar, which would change type on the first step); the index

@@ -42,6 +42,12 @@ class ScanCarryOnly(Rule):
     A loop with nothing to slice (`for _ in range(n_iters)`) becomes
     `lax.scan(step, init, None, length=n_iters)`.
 
+    A carry updated as `h = a * h + b` (`a`, `b` free of `h`: GAE, discounted
+    returns, moving averages, diagonal SSMs) is a linear recurrence: its fix is
+    `lax.associative_scan` of the steps' affine maps (`lax.cumsum` for a running
+    sum, `lax.cumprod` for a product), always unsafe since it regroups the
+    arithmetic; `linear-recurrences = "scan"` writes a `lax.scan` instead.
+
     ## Fix safety
     The same proofs as JLF001 (carries start as arrays, the index is only used
     where a traced int32 behaves like a Python int, no control-flow exits, side

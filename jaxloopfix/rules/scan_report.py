@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from jaxloopfix.analysis.batched_products import batched_product_reason
+from jaxloopfix.analysis.linear_recurrence import PRIMITIVES, LinearRecurrence, find_linear_recurrence, recurrence_kind
 from jaxloopfix.analysis.plan import LoopPlan
+from jaxloopfix.rewrite.associative import AssociativeRenderer
 from jaxloopfix.diagnostics import Diagnostic, Fix
 from jaxloopfix.rewrite.edits import fix_from_rewrite
 from jaxloopfix.rewrite.scan import ScanRenderer
@@ -12,6 +14,27 @@ from jaxloopfix.analysis.source import shorten
 from jaxloopfix.rules.base import FileContext, node_diagnostic
 
 FIX_TITLE = "Rewrite loop with `lax.scan`"
+# Why an associative rewrite is never proven: it regroups the arithmetic of the recurrence.
+REASSOCIATION = (
+    "the parallel form composes the steps' `h -> a * h + b` in a tree, not one after another: "
+    "results differ from the loop by rounding (a few ulps times log2 of the trip count), and where "
+    "`|a| > 1` the product of many factors can overflow to inf or nan where the loop's values stay finite"
+)
+
+
+def associative_recurrence(context: FileContext, plan: LoopPlan) -> LinearRecurrence | None:
+    """The plan's linear recurrence when its fix is the associative form (the setting
+    `linear-recurrences`, or the form `--tune-unroll` measured fastest for the function)."""
+    if plan.refusal is not None or is_map_only(plan):
+        return None
+    if context.settings.recurrence_form(plan.function.name) != "associative":
+        return None
+    return find_linear_recurrence(plan)[0]
+
+
+def associative_title(recurrence: LinearRecurrence) -> str:
+    h = recurrence.carry
+    return f"Rewrite the linear recurrence of `{h}` (`{h} = a * {h} + b`) with `{PRIMITIVES[recurrence_kind(recurrence)]}`"
 VMAP_FIX_TITLE = "Rewrite loop with `jax.vmap` (its steps are independent)"
 
 
@@ -51,8 +74,15 @@ def loop_diagnostic(context: FileContext, plan: LoopPlan, code: str) -> Diagnost
         f"Python `for` loop over `{plan.iterates}` in traced function `{plan.function.name}` "
         f"is unrolled into one copy per step"
     )
+    recurrence = associative_recurrence(context, plan)
     if what and plan.refusal is None and is_map_only(plan):
         message += f"; its steps are independent: as a `jax.vmap` it {what.replace('scans over', 'maps over')}"
+    elif recurrence is not None:
+        h = recurrence.carry
+        message += (
+            f"; `{h}` follows the linear recurrence `{h} = a * {h} + b`, which `{PRIMITIVES[recurrence_kind(recurrence)]}` "
+            f"computes in parallel over the steps" + (f" (it {what})" if what else "")
+        )
     elif what:
         message += f"; as a `lax.scan` it {what}"
     fix = None
@@ -66,6 +96,14 @@ def loop_diagnostic(context: FileContext, plan: LoopPlan, code: str) -> Diagnost
 
 def render_fix(context: FileContext, plan: LoopPlan) -> tuple[Fix | None, str | None]:
     """The fix for a plan, or the reason none could be rendered."""
+    recurrence = associative_recurrence(context, plan)
+    if recurrence is not None:
+        return fix_from_rewrite(
+            context.parsed.text,
+            lambda: AssociativeRenderer(context.parsed, plan, recurrence).render().code,
+            associative_title(recurrence) + _list_notes(plan, "the steps' values"),
+            [*plan.unsafe_reasons, REASSOCIATION],
+        )
     unroll = context.settings.unroll_for(plan.function.name)
     renderer = VmapRenderer if is_map_only(plan) else ScanRenderer
     title = VMAP_FIX_TITLE if is_map_only(plan) else FIX_TITLE
@@ -75,12 +113,7 @@ def render_fix(context: FileContext, plan: LoopPlan) -> tuple[Fix | None, str | 
             f"; {tests} becomes `jnp.where` (the step computes both branches; a read past the end "
             "in the branch not kept is clamped)"
         )
-    for accumulator in plan.accumulators:
-        name = accumulator.name
-        if accumulator.kept_as_list:
-            title += f"; `{name}` stays a list (made from the scan's outputs after the scan)"
-        if accumulator.prepend:
-            title += f"; `{name}.insert(0, ...)` is built back to front from the scan's outputs"
+    title += _list_notes(plan, "the scan's outputs")
     reasons = plan.unsafe_reasons
     if is_map_only(plan):
         batched = batched_product_reason(context.parsed, list(plan.loop.body.body))
@@ -89,3 +122,15 @@ def render_fix(context: FileContext, plan: LoopPlan) -> tuple[Fix | None, str | 
     return fix_from_rewrite(
         context.parsed.text, lambda: renderer(context.parsed, plan, unroll).render().code, title, reasons
     )
+
+
+def _list_notes(plan: LoopPlan, source: str) -> str:
+    """What the fix does with lists the code after the loop uses as lists, or builds back to front."""
+    notes = ""
+    for accumulator in plan.accumulators:
+        name = accumulator.name
+        if accumulator.kept_as_list:
+            notes += f"; `{name}` stays a list (made from {source} after the scan)"
+        if accumulator.prepend:
+            notes += f"; `{name}.insert(0, ...)` is built back to front from {source}"
+    return notes

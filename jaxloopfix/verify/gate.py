@@ -12,7 +12,7 @@ from jaxloopfix.config import Settings
 from jaxloopfix.diagnostics import Diagnostic, FileError
 from jaxloopfix.verify.notebook_module import NOTE, write_module
 from jaxloopfix.verify.runner import VerifyOptions, run_target
-from jaxloopfix.verify.targets import collect_targets
+from jaxloopfix.verify.targets import ASSOCIATIVE_VARIANT, collect_targets
 from jaxloopfix.verify.x64_policy import x64_policy
 
 
@@ -45,7 +45,7 @@ def verify_file(
         # the analysis and the fix read the joined cells, as `check` does.
         notebook_dir = path.resolve().parent
         path, text = write_module(path, text)
-    unrolls = (1, 2, 4, 8, 16) if options.tune_unroll else (1,)
+    unrolls = (1, 2, 4, 8, 16, ASSOCIATIVE_VARIANT) if options.tune_unroll else (1,)
     out = []
     try:
         for target in collect_targets(path, text, settings, function=function, unsafe=unsafe, unrolls=unrolls, factory=factory):
@@ -91,6 +91,7 @@ def gate_fixes(path: Path, text: str, settings: Settings, options: VerifyOptions
     """Verify every function with a fix (unsafe ones too) and admit fixes by `admitted`."""
     statuses: dict[str, str] = {}
     overrides: list[tuple[str, int]] = []
+    forms: list[tuple[str, str]] = []
     gate = FixGate(accept=lambda d: admitted(d, statuses.get(str(d.extra.get("function")))), settings=settings)
     found = verify_file(path, text, settings, options, unsafe=unsafe)
     statuses.update(by_name(found))
@@ -98,9 +99,13 @@ def gate_fixes(path: Path, text: str, settings: Settings, options: VerifyOptions
         function = qualified.rsplit(".", 1)[-1]
         gate.results[qualified] = result
         if statuses[function] == "equivalent":
-            choice = (result.get("unroll") or {}).get("choice")
-            if isinstance(choice, int) and choice != 1:
-                overrides.append((function, choice))
+            tuned = result.get("unroll") or {}
+            choice = tuned.get("choice")
+            if isinstance(choice, int):
+                forms.append((function, "associative" if choice == ASSOCIATIVE_VARIANT else "scan"))
+                if choice not in (1, ASSOCIATIVE_VARIANT):
+                    overrides.append((function, choice))
+                gate.notes.append(FileError(str(path), f"`{qualified}`: {tuned_choice(tuned)}"))
             for advisory in result.get("advisories") or []:
                 gate.notes.append(FileError(str(path), f"`{qualified}` fixed (verified equal); {advisory}"))
         else:
@@ -111,6 +116,22 @@ def gate_fixes(path: Path, text: str, settings: Settings, options: VerifyOptions
                     f"verify says {result.get('status')}: {result.get('message', '')}",
                 )
             )
-    if overrides:
-        gate.settings = replace(settings, unroll_overrides=tuple(overrides))
+    if overrides or forms:
+        gate.settings = replace(settings, unroll_overrides=tuple(overrides), form_overrides=tuple(forms))
     return gate
+
+
+def variant_name(key: int) -> str:
+    return "`lax.associative_scan`" if key == ASSOCIATIVE_VARIANT else f"`lax.scan(unroll={key})`"
+
+
+def tuned_choice(tuned: dict[str, Any]) -> str:
+    """What `--tune-unroll` wrote and why: each variant's median run time on these inputs."""
+    runs = tuned.get("runs") or {}
+    timings = ", ".join(
+        f"{variant_name(int(k))} {float(r['run_median_s']) * 1e3:.3g} ms" for k, r in sorted(runs.items(), key=lambda kv: int(kv[0]))
+    )
+    text = f"wrote {variant_name(int(tuned['choice']))}, the fastest on this backend ({timings})"
+    if tuned.get("excluded"):
+        text += f"; {tuned['excluded']}"
+    return text

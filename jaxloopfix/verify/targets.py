@@ -219,7 +219,7 @@ def collect_targets(
         if node is not None:
             target.signature = parameter_specs(context.parsed, traced[node])
         for unroll in unrolls:
-            tuned = replace(settings, unroll_overrides=((name, unroll),))
+            tuned = variant_settings(settings, name, unroll, tuning=len(unrolls) > 1)
             new_text, _, _ = apply_fixes(
                 text, filename, tuned, unsafe=unsafe, accept=lambda d, n=name: d.extra.get("function") == n
             )
@@ -228,9 +228,27 @@ def collect_targets(
                 target.skip_reason = f"the rewrite of `{qualified}` could not be found in the fixed text"
                 break
             added = [line for line in _imports(cst.parse_module(new_text)) if line not in original_imports]
-            target.rewritten[unroll] = "\n".join(added + [source])
+            rewritten = "\n".join(added + [source])
+            if unroll == ASSOCIATIVE_VARIANT and rewritten == target.rewritten.get(1):
+                continue  # no linear recurrence in the function: the associative variant is the scan
+            target.rewritten[unroll] = rewritten
         targets.append(target)
     return targets
+
+
+# The variant key of the `lax.associative_scan` form among the scan's unroll factors.
+ASSOCIATIVE_VARIANT = 0
+
+
+def variant_settings(settings: Settings, function: str, variant: int, *, tuning: bool) -> Settings:
+    """Settings that render `function`'s fix as one variant: without tuning, the fix the
+    settings give (variant 1); when tuning, `lax.scan` with unroll `variant`, or the
+    associative form for `ASSOCIATIVE_VARIANT`."""
+    if not tuning:
+        return replace(settings, unroll_overrides=((function, variant),))
+    if variant == ASSOCIATIVE_VARIANT:
+        return replace(settings, form_overrides=((function, "associative"),))
+    return replace(settings, form_overrides=((function, "scan"),), unroll_overrides=((function, variant),))
 
 
 def qualified_names(text: str, diagnostics: list[Diagnostic]) -> list[str]:

@@ -20,7 +20,7 @@ import math
 import os
 import sys
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 MAX_MESSAGE = 2000
@@ -437,7 +437,36 @@ def check_case(original: Callable, rewritten: Callable, case, want_grad: bool) -
             return result
         raise StepError(f"{case.label}: the rewritten function's gradient raised", exc) from exc
     result["gradients"] = compare_trees(expected_grad, actual_grad, scale=10)
+    gradients = result["gradients"]
+    if not gradients.equal and gradients.max_abs == gradients.max_abs and "expected" in gradients.reason:
+        judged = gradients_against_reference(original, case, expected_grad, actual_grad, gradients)
+        if judged is not None:
+            result["gradients"], result["gradients_reference"] = judged
     return result
+
+
+def gradients_against_reference(original: Callable, case, expected: Any, actual: Any, fixed):
+    """`against_reference` for gradients: the original's gradient in float64 decides where the
+    two float32 gradients differ by more than the fixed tolerance (a regrouped recurrence with
+    growing factors moves both by more than a few ulps)."""
+    import jax
+    import numpy as np
+
+    from jaxloopfix.verify.compare import compare_with_reference
+
+    try:
+        with x64_enabled():
+            widened = replace(case, args=_widened(_fresh(case.args)), kwargs=_widened(_fresh(case.kwargs)))
+            reference = jax.tree_util.tree_map(np.asarray, gradient(original, widened))
+    except Exception:  # noqa: BLE001 - no reference: the fixed tolerance stands
+        return None
+    if jax.tree_util.tree_structure(reference) != jax.tree_util.tree_structure(expected):
+        return None
+    comparison, errors = compare_with_reference(expected, actual, reference)
+    comparison.max_abs, comparison.max_rel, comparison.where = fixed.max_abs, fixed.max_rel, fixed.where
+    note = f"gradient error against a float64 reference: rewrite {errors.rewrite:.3g}, loop {errors.loop:.3g}"
+    comparison.reason = note if comparison.equal else f"{fixed.reason}; {note}"
+    return comparison, {"loop": errors.loop, "rewrite": errors.rewrite}
 
 
 # ---------------------------------------------------------------- result
@@ -581,7 +610,27 @@ def with_static(run: Callable, subject: Any, case) -> Any:
     return run(subject, _fresh(case.args), _fresh(case.kwargs), **extra)
 
 
-def timings(job: dict, module, original: Callable, rewritten: Callable, case, user: UserFiles) -> tuple[Any, Any]:
+# `job["rewritten"]` key of the `lax.associative_scan` form (`targets.ASSOCIATIVE_VARIANT`).
+ASSOCIATIVE_KEY = 0
+
+
+def _associative_differs(original: Callable, associative: Callable, cases: list, want_grad: bool) -> str | None:
+    """Why the associative form may not be written (None: equivalent on every case)."""
+    checked = []
+    try:
+        for one in cases:
+            checked.append(check_case(original, associative, one, want_grad))
+    except (NotEquivalent, StepError) as exc:
+        return f"the `lax.associative_scan` form was left out: it raised on {getattr(exc, 'case', one).label}"
+    summary = summarize(empty_result("equivalent", "", ""), checked)
+    if summary["status"] != "equivalent":
+        return f"the `lax.associative_scan` form was left out: {summary['message']}"
+    return None
+
+
+def timings(
+    job: dict, module, original: Callable, rewritten: Callable, case, user: UserFiles, cases: list | None = None
+) -> tuple[Any, Any]:
     """Timings of both versions on the last (largest) case, and the unroll sweep if asked; failures become {"error": ...}."""
     try:
         from jaxloopfix.verify import measure as measuring
@@ -605,7 +654,19 @@ def timings(job: dict, module, original: Callable, rewritten: Callable, case, us
     def tune() -> Any:
         sources = sorted(job["rewritten"].items(), key=lambda kv: int(kv[0]))
         versions = {int(k): build_rewritten(module, job["function"], src, k) for k, src in sources}
-        return with_static(measuring.tune_unroll, versions, case)
+        excluded = None
+        if ASSOCIATIVE_KEY in versions:
+            # The associative form regroups the arithmetic: it is written only if it too is
+            # equivalent on every case (the scan's unroll factors compute the same steps).
+            excluded = _associative_differs(original, versions[ASSOCIATIVE_KEY], cases or [case], bool(job.get("grad", True)))
+            if excluded is not None:
+                del versions[ASSOCIATIVE_KEY]
+        tuned = with_static(measuring.tune_unroll, versions, case)
+        if excluded is not None:
+            tuned["excluded"] = excluded
+        elif ASSOCIATIVE_KEY in versions:
+            tuned["associative"] = "equivalent on every case"
+        return tuned
 
     return times, guarded(tune)
 
@@ -897,7 +958,7 @@ def verify(job: dict) -> dict:
     if route is not None and result["status"] == "equivalent":
         result["message"] += f"; `{label}` ran with the rewrite in place of its code, called by `{route[0]}`"
     if job.get("measure") and result["status"] == "equivalent" and route is None:
-        result["timings"], result["unroll"] = timings(job, module, original, rewritten, cases[-1], user)
+        result["timings"], result["unroll"] = timings(job, module, original, rewritten, cases[-1], user, cases)
     return result
 
 

@@ -1,0 +1,134 @@
+"""Linear recurrences (`h = a * h + b`) rewritten as `lax.associative_scan`, run on JAX.
+
+Every function of `fixtures/recurrences/forms.py` is fixed, and the fixed module is run
+against the original on the fixture's inputs: values and gradients, float32 and float64, two
+trip counts. `associative_*` functions must get the associative form; the `scan_*` traps
+must not (they get a `lax.scan` or no fix).
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import libcst as cst
+import numpy as np
+import pytest
+
+from fixture_tools import load_module
+from jaxloopfix.analysis.linear_recurrence import ONE, ZERO, affine_parts
+from jaxloopfix.config import Settings
+from jaxloopfix.engine import apply_fixes, lint_text
+
+FORMS = Path(__file__).resolve().parent.parent / "fixtures" / "recurrences" / "forms.py"
+
+
+@pytest.fixture(scope="module")
+def modules(tmp_path_factory: pytest.TempPathFactory):
+    text = FORMS.read_text(encoding="utf-8")
+    fixed, _, _ = apply_fixes(text, str(FORMS), Settings(), unsafe=True)
+    folder = tmp_path_factory.mktemp("recurrences")
+    (folder / "forms_fixed.py").write_text(fixed, encoding="utf-8")
+    original = load_module(FORMS, "recurrence_forms_original")
+    rewritten = load_module(folder / "forms_fixed.py", "recurrence_forms_fixed")
+    return original, rewritten, fixed
+
+
+def _function_source(fixed: str, name: str) -> str:
+    module = cst.parse_module(fixed)
+    node = next(s for s in module.body if isinstance(s, cst.FunctionDef) and s.name.value == name)
+    return module.code_for_node(node)
+
+
+NAMES = [name for name in load_module(FORMS, "recurrence_forms_names").INPUTS]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_form_chosen(modules, name: str) -> None:
+    """Linear recurrences get `lax.associative_scan` (`lax.cumsum`/`lax.cumprod` for running sums
+    and products); the traps never do."""
+    _, _, fixed = modules
+    source = _function_source(fixed, name)
+    associative = any(f"{p}(" in source for p in ("associative_scan", "cumsum", "cumprod"))
+    assert associative is name.startswith("associative_"), source
+
+
+def _loss(function, args):
+    out = function(*args)
+    return sum(jnp.sum(jnp.sin(leaf)) for leaf in jax.tree_util.tree_leaves(out))
+
+
+@pytest.mark.parametrize("x64", [False, True], ids=["float32", "float64"])
+@pytest.mark.parametrize("name", NAMES)
+def test_fix_runs_equal_to_the_loop(modules, name: str, x64: bool) -> None:
+    """Values and gradients of the fixed function match the loop's (reversed and forward loops,
+    a trip count per dtype), within a tolerance from the dtype and the trip count."""
+    original, rewritten, _ = modules
+    with jax.enable_x64(x64):
+        for T, B in ((7, 3),) if x64 else ((33, 2),):
+            args = tuple(jnp.asarray(a, jnp.float64 if x64 else jnp.float32) for a in original.INPUTS[name](T, B))
+            f, g = getattr(original, name), getattr(rewritten, name)
+            eps = float(jnp.finfo(jnp.float64 if x64 else jnp.float32).eps)
+            tolerance = 50 * eps * T
+            for expected, actual in zip(jax.tree_util.tree_leaves(f(*args)), jax.tree_util.tree_leaves(g(*args))):
+                assert expected.dtype == actual.dtype and expected.shape == actual.shape
+                np.testing.assert_allclose(actual, expected, rtol=tolerance, atol=tolerance)
+            first = [i for i, a in enumerate(args) if jnp.issubdtype(a.dtype, jnp.floating) and a.ndim]
+            grads_f = jax.grad(lambda *a: _loss(f, a), argnums=tuple(first))(*args)
+            grads_g = jax.grad(lambda *a: _loss(g, a), argnums=tuple(first))(*args)
+            for expected, actual in zip(grads_f, grads_g):
+                np.testing.assert_allclose(actual, expected, rtol=tolerance, atol=tolerance)
+
+
+def _affine(text: str, carry: str = "h") -> tuple[str, str] | None:
+    found = affine_parts(cst.parse_expression(text), carry, lambda node: cst.Module([]).code_for_node(node))
+    return None if found is None else (found.scale, found.shift)
+
+
+@pytest.mark.parametrize(
+    ("text", "parts"),
+    [
+        ("a * h + b", ("a", "b")),
+        ("b + a * h", ("a", "b")),
+        ("h * a + b", ("a", "b")),
+        ("a * (h + c)", ("a", "a * c")),
+        ("b - a * h", ("-a", "b")),
+        ("h + x", (ONE, "x")),
+        ("h * x", ("x", ZERO)),
+        ("(h - c) / tau", (f"{ONE} / tau", "(-c) / tau")),
+        ("gamma * lam * (1 - done) * h + delta", ("gamma * lam * (1 - done)", "delta")),
+        ("h * h + b", None),
+        ("jnp.tanh(a * h) + b", None),
+        ("b / h", None),
+        ("h ** 2", None),
+        ("W @ h + b", None),
+    ],
+)
+def test_affine_parts(text: str, parts: tuple[str, str] | None) -> None:
+    assert _affine(text) == parts
+
+
+def test_message_and_title_name_the_associative_form() -> None:
+    text = textwrap.dedent(
+        """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def ema(xs):
+            h = jnp.zeros_like(xs[0])
+            for t in range(xs.shape[0]):
+                h = 0.9 * h + xs[t]
+            return h
+        """
+    )
+    (found,) = [d for d in lint_text(text, "m.py", Settings()) if d.code == "JLF002"]
+    assert found.fix is not None and found.fix.applicability.value == "unsafe"
+    assert "`lax.associative_scan`" in found.fix.message and "rounding" in found.fix.message
+    scan_only = Settings(linear_recurrences="scan")
+    (as_scan,) = [d for d in lint_text(text, "m.py", scan_only) if d.code == "JLF002"]
+    assert "associative" not in as_scan.fix.message
+    fixed = apply_fixes(text, "m.py", scan_only, unsafe=True)[0]
+    assert "lax.scan" in fixed and "associative_scan" not in fixed
