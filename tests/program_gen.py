@@ -192,24 +192,32 @@ def loop_programs(draw: st.DrawFn) -> Program:
         signature = f'def f(xs: Float[Array, {dims}], ys: Float[Array, {dims}], w: Float[Array, "F F"]):'
     if evidence == "asarray":
         setup[:0] = ["xs = jnp.asarray(xs)", "ys = jnp.asarray(ys)", "w = jnp.asarray(w)"]
-    source = "\n".join(
+    imports = ["from jaxtyping import Array, Float"] if evidence == "jaxtyping" else []
+    return Program(_source(imports, signature, setup, lines, body, after, outputs), axis, header, evidence)
+
+
+def _source(
+    imports: list[str], signature: str, setup: list[str], header: list[str], body: list[str], after: list[str],
+    outputs: list[str],
+) -> str:
+    """A module with one jitted function: set-up, the loop header and body, what follows, the return."""
+    return "\n".join(
         [
             "import jax",
             "import jax.numpy as jnp",
-            *(["from jaxtyping import Array, Float"] if evidence == "jaxtyping" else []),
+            *imports,
             "",
             "",
             "@jax.jit",
             signature,
             *("    " + line for line in setup),
-            *("    " + line for line in lines),
+            *("    " + line for line in header),
             *("        " + line for line in body),
             *("    " + line for line in after),
             f"    return ({', '.join(outputs)},)",
             "",
         ]
     )
-    return Program(source, axis, header, evidence)
 
 
 REFUSED_BODIES = {
@@ -482,20 +490,5 @@ def linear_recurrence_programs(draw: st.DrawFn) -> Program:
         outputs.append("outs")
     if kind == "final" or not outputs or draw(st.booleans()):
         outputs.append("h")
-    source = "\n".join(
-        [
-            "import jax",
-            "import jax.numpy as jnp",
-            "",
-            "",
-            "@jax.jit",
-            "def f(xs: jax.Array, ys: jax.Array, w: jax.Array):",
-            *("    " + line for line in setup),
-            *("    " + line for line in lines),
-            *("        " + line for line in body),
-            *("    " + line for line in after),
-            f"    return ({', '.join(outputs)},)",
-            "",
-        ]
-    )
+    source = _source([], "def f(xs: jax.Array, ys: jax.Array, w: jax.Array):", setup, lines, body, after, outputs)
     return Program(source, 0, header, "annotation")

@@ -47,11 +47,11 @@ NAMES = [name for name in load_module(FORMS, "recurrence_forms_names").INPUTS]
 
 @pytest.mark.parametrize("name", NAMES)
 def test_form_chosen(modules, name: str) -> None:
-    """Linear recurrences get `lax.associative_scan` (`lax.cumsum`/`lax.cumprod` for running sums
+    """Linear recurrences get `lax.associative_scan` (of `jnp.add`/`jnp.multiply` for running sums
     and products); the traps never do."""
     _, _, fixed = modules
     source = _function_source(fixed, name)
-    associative = any(f"{p}(" in source for p in ("associative_scan", "cumsum", "cumprod"))
+    associative = "associative_scan(" in source
     assert associative is name.startswith("associative_"), source
 
 
@@ -94,11 +94,13 @@ def _affine(text: str, carry: str = "h") -> tuple[str, str] | None:
         ("b + a * h", ("a", "b")),
         ("h * a + b", ("a", "b")),
         ("a * (h + c)", ("a", "a * c")),
+        ("0.5 * h + x + (x > 0)", ("0.5", "x + (x > 0)")),  # brackets kept where precedence needs them
+        ("g * h + (1.0 if flag else 2.0) - x", ("g", "(1.0 if flag else 2.0) - x")),
         ("b - a * h", ("-a", "b")),
         ("h + x", (ONE, "x")),
         ("h * x", ("x", ZERO)),
         ("(h - c) / tau", (f"{ONE} / tau", "(-c) / tau")),
-        ("gamma * lam * (1 - done) * h + delta", ("gamma * lam * (1 - done)", "delta")),
+        ("gamma * lam * (1 - done) * h + delta", ("(gamma * lam * (1 - done))", "delta")),
         ("h * h + b", None),
         ("jnp.tanh(a * h) + b", None),
         ("b / h", None),

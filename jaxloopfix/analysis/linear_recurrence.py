@@ -108,9 +108,9 @@ def _div(a: str, b: str) -> str:
 
 def affine_parts(expr: cst.BaseExpression, carry: str, code: Callable[[cst.CSTNode], str]) -> Affine | None:
     """`expr` as `scale * carry + shift`, or None when it is not provably affine in `carry`."""
-    expr = _bare(expr)
     if carry not in {n.value for n in loads(expr)}:
-        return Affine(ZERO, code(expr))
+        return Affine(ZERO, _atom(code(_bare(expr))))  # bracketed unless atomic: it joins other terms
+    expr = _bare(expr)
     if isinstance(expr, cst.Name):
         return Affine(ONE, ZERO) if expr.value == carry else None
     if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
@@ -260,9 +260,31 @@ def find_linear_recurrence(plan: LoopPlan) -> tuple[LinearRecurrence | None, str
             return None, "an output reads a value the step computes before the update"
     if any(output.buffer for output in outputs) and not plan.index_used:
         return None, "a buffer is written without the index in the scan"
+    if plan.index is not None and any(_index_as_value(node, plan.index) for node in [*before, value, *after]):
+        # In the loop the index is a weak Python int; mapped over `jnp.arange` it is an int32 or
+        # int64 array, which would widen an integer carry (`h = h + t` on int8).
+        return None, f"the index `{plan.index}` is used as a value, not only to index"
     if affine_parts(new_value(update, value), carry, lambda node: cst.Module([]).code_for_node(node)) is None:  # type: ignore[arg-type]
         return None, f"the update of `{carry}` is not `a * {carry} + b` with `a` and `b` free of `{carry}`"
     return LinearRecurrence(carry, update, value, before, outputs, after), ""  # type: ignore[arg-type]
+
+
+def _index_as_value(node: cst.CSTNode, index: str) -> bool:
+    """Whether `index` is read anywhere in `node` outside a subscript's brackets (`xs[t + 1]`)."""
+
+    class Find(cst.CSTVisitor):
+        found = False
+
+        def visit_SubscriptElement(self, element: cst.SubscriptElement) -> bool:
+            return False
+
+        def visit_Name(self, name: cst.Name) -> None:
+            if name.value == index:
+                self.found = True
+
+    finder = Find()
+    node.visit(finder)
+    return finder.found
 
 
 def appends_names(plan: LoopPlan) -> list[str]:
@@ -276,7 +298,8 @@ def _plain_assignment(statement: cst.BaseStatement) -> bool:
 
 
 # What computes every step's carry at once, by the recurrence's shape.
-PRIMITIVES = {"sum": "lax.cumsum", "product": "lax.cumprod", "affine": "lax.associative_scan"}
+PRIMITIVES = {"sum": "lax.associative_scan(jnp.add)", "product": "lax.associative_scan(jnp.multiply)",
+              "affine": "lax.associative_scan"}
 
 
 def recurrence_kind(recurrence: LinearRecurrence) -> str:

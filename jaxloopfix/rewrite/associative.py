@@ -32,9 +32,15 @@ class AssociativeRenderer(VmapRenderer):
         return self.module.code_for_node(node)
 
     def _carry_read_outside(self) -> bool:
-        """Whether code outside the loop reads the carry (then the rewrite binds its final value)."""
+        """Whether code outside the loop, or the next pass of an enclosing loop, reads the carry
+    (then the rewrite binds its final value)."""
         carry = self.recurrence.carry
         loop = self.plan.loop
+        for ancestor in self.parsed.ancestors(loop):
+            if ancestor is self.plan.function.node:
+                break
+            if isinstance(ancestor, (cst.For, cst.While)):
+                return True  # the next pass of the enclosing loop reads it
         inside = {id(n) for n in walk(loop)}
         return any(n.value == carry and id(n) not in inside for n in loads(self.plan.function.node.body))
 
@@ -147,20 +153,23 @@ class AssociativeRenderer(VmapRenderer):
         self, a: str, b: str, *, names: tuple[str, str, str, str, str], xs: str, reverse: str
     ) -> tuple[str, list[str]]:
         """The coefficient function's return statement and the lines that give every step's `h`:
-        a running sum (`h = h + b`) is `lax.cumsum` of the `b`s, a running product (`h = a * h`)
-        `lax.cumprod` of the `a`s, and any other affine map `lax.associative_scan` of `(a, b)`."""
+        a running sum (`h = h + b`) is the `lax.associative_scan` of `jnp.add` over the `b`s
+        (bools included, as the loop's `+`), a running product (`h = a * h`) that of
+        `jnp.multiply` over the `a`s, and any other affine map that of the composition of `(a, b)`."""
         scale, shift, steps, coefficients, compose = names
         carry = self.recurrence.carry
         lax, vmap = self.imports.lax(), self.vmap()
+        jnp = self.imports.jnp()
+        # `jnp.add` and `jnp.multiply` also combine bools (or, and) as the loop's `+` and `*` do.
         if a == ONE:
             return self._coefficients(shift, b), [
                 f"{shift} = {vmap}({coefficients})({xs})\n",
-                f"{steps} = {carry} + {lax}.cumsum({shift}, axis=0{reverse})\n",
+                f"{steps} = {carry} + {lax}.associative_scan({jnp}.add, {shift}{reverse})\n",
             ]
         if b == ZERO:
             return self._coefficients(scale, a), [
                 f"{scale} = {vmap}({coefficients})({xs})\n",
-                f"{steps} = {lax}.cumprod({scale}, axis=0{reverse}) * {carry}\n",
+                f"{steps} = {lax}.associative_scan({jnp}.multiply, {scale}{reverse}) * {carry}\n",
             ]
         return self._coefficients(f"{scale}, {shift}", f"{a}, {b}"), [
             f"{scale}, {shift} = {vmap}({coefficients})({xs})\n",
@@ -180,8 +189,10 @@ class AssociativeRenderer(VmapRenderer):
         dtype = self.namer.fresh("dtype", "step_dtype")
         parts = [n.strip() for n in names.split(",")]
         casts = ", ".join(f"{n}.astype({dtype})" for n in parts)
+        count = len(parts)
+        picked = "[0]" if count == 1 else f"[:{count}]"
         return (
-            f"{names}, _ = {jnp}.broadcast_arrays({values}, {carry})\n"
+            f"{names} = {jnp}.broadcast_arrays({values}, {carry}){picked}\n"
             f"{dtype} = {jnp}.result_type({names}, {carry})\n"
             f"return {casts}\n"
         )

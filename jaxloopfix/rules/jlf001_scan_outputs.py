@@ -59,8 +59,8 @@ class ScanWithOutputs(Rule):
 
     A carry updated as `h = a * h + b` (`a`, `b` free of `h`: GAE, discounted
     returns, moving averages, diagonal SSMs) is a linear recurrence: its fix is
-    `lax.associative_scan` of the steps' affine maps (`lax.cumsum` for a running
-    sum, `lax.cumprod` for a product), always unsafe since it regroups the
+    `lax.associative_scan` of the steps' affine maps (of `jnp.add` for a running
+    sum, `jnp.multiply` for a product), always unsafe since it regroups the
     arithmetic; `linear-recurrences = "scan"` writes a `lax.scan` instead.
 
     ## Fix safety

@@ -335,19 +335,26 @@ def against_reference(original: Callable, case, expected: Any, actual: Any, fixe
     import jax
     import numpy as np
 
-    from jaxloopfix.verify.compare import compare_with_reference
-
     try:
         with x64_enabled():
             reference = jax.block_until_ready(original(*_widened(_fresh(case.args)), **_widened(_fresh(case.kwargs))))
             reference = jax.tree_util.tree_map(np.asarray, reference)
     except Exception:  # noqa: BLE001 - no reference: the fixed tolerance stands
         return None
+    return _judged(expected, actual, reference, fixed, "error")
+
+
+def _judged(expected: Any, actual: Any, reference: Any, fixed, what: str):
+    """`compare_with_reference`'s verdict with the fixed comparison's figures and a note of both errors."""
+    import jax
+
+    from jaxloopfix.verify.compare import compare_with_reference
+
     if jax.tree_util.tree_structure(reference) != jax.tree_util.tree_structure(expected):
         return None
     comparison, errors = compare_with_reference(expected, actual, reference)
     comparison.max_abs, comparison.max_rel, comparison.where = fixed.max_abs, fixed.max_rel, fixed.where
-    note = f"error against a float64 reference: rewrite {errors.rewrite:.3g}, loop {errors.loop:.3g}"
+    note = f"{what} against a float64 reference: rewrite {errors.rewrite:.3g}, loop {errors.loop:.3g}"
     comparison.reason = note if comparison.equal else f"{fixed.reason}; {note}"
     return comparison, {"loop": errors.loop, "rewrite": errors.rewrite}
 
@@ -452,21 +459,13 @@ def gradients_against_reference(original: Callable, case, expected: Any, actual:
     import jax
     import numpy as np
 
-    from jaxloopfix.verify.compare import compare_with_reference
-
     try:
         with x64_enabled():
             widened = replace(case, args=_widened(_fresh(case.args)), kwargs=_widened(_fresh(case.kwargs)))
             reference = jax.tree_util.tree_map(np.asarray, gradient(original, widened))
     except Exception:  # noqa: BLE001 - no reference: the fixed tolerance stands
         return None
-    if jax.tree_util.tree_structure(reference) != jax.tree_util.tree_structure(expected):
-        return None
-    comparison, errors = compare_with_reference(expected, actual, reference)
-    comparison.max_abs, comparison.max_rel, comparison.where = fixed.max_abs, fixed.max_rel, fixed.where
-    note = f"gradient error against a float64 reference: rewrite {errors.rewrite:.3g}, loop {errors.loop:.3g}"
-    comparison.reason = note if comparison.equal else f"{fixed.reason}; {note}"
-    return comparison, {"loop": errors.loop, "rewrite": errors.rewrite}
+    return _judged(expected, actual, reference, fixed, "gradient error")
 
 
 # ---------------------------------------------------------------- result
