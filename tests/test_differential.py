@@ -42,7 +42,7 @@ np = pytest.importorskip("numpy")
 
 EXAMPLES = int(os.environ.get("JAXLOOPFIX_DIFF_EXAMPLES", "60"))
 # Linear recurrences (`benchmarks/differential.py --linear` runs 1,000).
-LINEAR_EXAMPLES = int(os.environ.get("JAXLOOPFIX_LINEAR_EXAMPLES", "30"))
+LINEAR_EXAMPLES = int(os.environ.get("JAXLOOPFIX_LINEAR_EXAMPLES", "12"))
 DERANDOMIZE = "JAXLOOPFIX_DIFF_EXAMPLES" not in os.environ
 COUNTS: Counter[str] = Counter()
 MODULES = Path(tempfile.mkdtemp(prefix="jaxloopfix-diff-"))
