@@ -33,7 +33,7 @@ class AssociativeRenderer(VmapRenderer):
 
     def _carry_read_outside(self) -> bool:
         """Whether code outside the loop, or the next pass of an enclosing loop, reads the carry
-    (then the rewrite binds its final value)."""
+        (then the rewrite binds its final value)."""
         carry = self.recurrence.carry
         loop = self.plan.loop
         for ancestor in self.parsed.ancestors(loop):
