@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from jaxloopfix.analysis.names import loads
+from jaxloopfix.analysis.names import assigned_names, loads
 from jaxloopfix.analysis.plan import LoopPlan
 
 # The coefficient 1 and the offset 0 of `scale * h + shift`, kept symbolic so a running sum
@@ -173,8 +173,6 @@ def new_value(update: cst.SimpleStatementLine, value: cst.BaseExpression) -> cst
 
 
 def _assigned(statement: cst.CSTNode) -> set[str]:
-    from jaxloopfix.analysis.names import assigned_names
-
     return set(assigned_names([statement])) if isinstance(statement, cst.BaseStatement) else set()
 
 
@@ -230,10 +228,8 @@ def find_linear_recurrence(plan: LoopPlan) -> tuple[LinearRecurrence | None, str
     for statement in before:
         if carry in {n.value for n in loads(statement)}:
             return None, f"the step reads `{carry}` before updating it"
-        if id(statement) in appends or not isinstance(statement, cst.SimpleStatementLine) or \
-                not all(isinstance(s, (cst.Assign, cst.AnnAssign, cst.AugAssign)) for s in statement.body):
-            if id(statement) not in binds:
-                return None, "a statement before the update is not a plain assignment"
+        if id(statement) not in binds and (id(statement) in appends or not _plain_assignment(statement, augmented=True)):
+            return None, "a statement before the update is not a plain assignment"
         if _assigned(statement) & buffers:
             return None, "a buffer is written before the update"
     # Names the step computes before the update (a sequence's bind, `x_t = xs[t]`, is the
@@ -250,7 +246,7 @@ def find_linear_recurrence(plan: LoopPlan) -> tuple[LinearRecurrence | None, str
         if written is not None:
             outputs.append(Output(written, _buffer_write(statement, written, plan.index), True, statement))  # type: ignore[arg-type]
             continue
-        if not _plain_assignment(statement) or _assigned(statement) & ({carry} | buffers | set(appends_names(plan))):
+        if not _plain_assignment(statement) or _assigned(statement) & ({carry} | buffers | {a.name for a in plan.accumulators}):
             return None, "a statement after the update is not an append, a buffer write at the index or a plain assignment"
         after.append(statement)
     if len(outputs) != len(plan.accumulators) + len(buffers):
@@ -287,14 +283,10 @@ def _index_as_value(node: cst.CSTNode, index: str) -> bool:
     return finder.found
 
 
-def appends_names(plan: LoopPlan) -> list[str]:
-    return [a.name for a in plan.accumulators]
-
-
-def _plain_assignment(statement: cst.BaseStatement) -> bool:
-    return isinstance(statement, cst.SimpleStatementLine) and all(
-        isinstance(s, (cst.Assign, cst.AnnAssign)) for s in statement.body
-    )
+def _plain_assignment(statement: cst.BaseStatement, augmented: bool = False) -> bool:
+    """A line of assignments only (`x = ...`, `x: T = ...`, and `x += ...` when `augmented`)."""
+    kinds = (cst.Assign, cst.AnnAssign, cst.AugAssign) if augmented else (cst.Assign, cst.AnnAssign)
+    return isinstance(statement, cst.SimpleStatementLine) and all(isinstance(s, kinds) for s in statement.body)
 
 
 # What computes every step's carry at once, by the recurrence's shape.
