@@ -449,14 +449,15 @@ LINEAR_SCALES = ("0.9", "0.5 * jnp.tanh(y_t)", "jax.nn.sigmoid(x_t)", "(1.0 - m_
                  "jnp.exp(-jnp.abs(y_t))", "1.05")
 LINEAR_SHIFTS = ("x_t", "jnp.sin(y_t) * 0.3", "w[1] * x_t", "x_t - y_t", "jnp.sum(x_t) * 0.1")
 LINEAR_FORMS = ("{a} * h + {b}", "{b} + {a} * h", "h * {a} + {b}", "{a} * (h + {b})", "{b} - {a} * h",
-                "h + {b}", "h * {a}", "({b} + h * {a}) / 2.0")
+                "h + {b}", "h * {a}", "({b} + h * {a}) / 2.0", "jnp.maximum(h, {b})", "jnp.minimum({b}, h)")
 LINEAR_AUGMENTED = ("h += {b}", "h *= {a}", "h -= {b}")
 
 
 @st.composite
 def linear_recurrence_programs(draw: st.DrawFn) -> Program:
-    """One carry `h` updated as an affine map of itself per step, in the arrangements people
-    write, with per-step work before the update and outputs after it."""
+    """One carry `h` updated as an affine map of itself (or a running maximum or minimum) per
+    step, in the arrangements people write, with per-step work before the update and outputs
+    after it."""
     header = draw(st.sampled_from(LINEAR_HEADERS))
     template, _, binds_t, binds_x, binds_y = HEADERS[header]
     lines = [template.format(T="xs.shape[0]", start=draw(st.sampled_from([1, 2])))]

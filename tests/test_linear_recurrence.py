@@ -85,6 +85,45 @@ def test_fix_runs_equal_to_the_loop(modules, name: str, x64: bool) -> None:
                 np.testing.assert_allclose(actual, expected, rtol=tolerance, atol=tolerance)
 
 
+@pytest.mark.parametrize("name", ["associative_gae", "associative_ema", "associative_ssm"])
+def test_half_precision_rounds_within_the_verifiers_bar(modules, name: str) -> None:
+    """In bfloat16 the regrouped arithmetic is judged as `verify` judges it: against the loop run
+    in float64, the rewrite's error stays within `REFERENCE_FACTOR` times the loop's own
+    (benchmarks/recurrence_precision.py has the table per dtype and trip count)."""
+    from jaxloopfix.verify.compare import REFERENCE_FACTOR
+
+    original, rewritten, _ = modules
+    with jax.enable_x64(True), jax.disable_jit():
+        exact = tuple(np.asarray(a, np.float64) for a in original.INPUTS[name](64, 3))
+        reference = jax.tree_util.tree_leaves(getattr(original, name)(*exact))
+    args = tuple(jnp.asarray(a, jnp.bfloat16) for a in exact)
+    with jax.disable_jit():
+        loop = jax.tree_util.tree_leaves(getattr(original, name)(*args))
+    fixed = jax.tree_util.tree_leaves(getattr(rewritten, name)(*args))
+    for r, l, f in zip(reference, loop, fixed, strict=True):
+        assert f.dtype == l.dtype and r.dtype == jnp.float64
+        r64 = np.asarray(r, np.float64)
+        loop_error = np.abs(np.asarray(l, np.float64) - r64).max()
+        fixed_error = np.abs(np.asarray(f, np.float64) - r64).max()
+        assert fixed_error <= REFERENCE_FACTOR * loop_error + 1e-3 * np.abs(r64).max()
+
+
+def test_overflow_of_growing_factors_is_a_difference_verify_reports(modules) -> None:
+    """With `|a| > 1` both versions overflow; where the loop's carry becomes inf the composed
+    maps give NaN (`inf * 0`), and the comparison `verify` runs says so instead of passing."""
+    from jaxloopfix.verify.compare import compare_trees
+
+    original, rewritten, _ = modules
+    xs = jnp.abs(jax.random.normal(jax.random.PRNGKey(0), (160, 2))) + 0.5
+    gains = jnp.full((160, 2), 2.0)
+    with jax.disable_jit():
+        loop = original.associative_factored(xs, gains)
+    fixed = rewritten.associative_factored(xs, gains)
+    assert bool(jnp.isinf(loop).all())
+    comparison = compare_trees(loop, fixed)
+    assert not comparison.equal and "NaN" in comparison.reason
+
+
 def _affine(text: str, carry: str = "h") -> tuple[str, str] | None:
     found = affine_parts(cst.parse_expression(text), carry, lambda node: cst.Module([]).code_for_node(node))
     return None if found is None else (found.scale, found.shift)
@@ -113,6 +152,31 @@ def _affine(text: str, carry: str = "h") -> tuple[str, str] | None:
 )
 def test_affine_parts(text: str, parts: tuple[str, str] | None) -> None:
     assert _affine(text) == parts
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("jnp.maximum(h, x)", ("maximum", "x", 1)),
+        ("jnp.minimum(2.0 * x - 1.0, h)", ("minimum", "2.0 * x - 1.0", 0)),
+        ("jax.numpy.maximum(h, jnp.sum(x))", ("maximum", "jnp.sum(x)", 1)),
+        ("jnp.maximum(0.9 * h, x)", None),  # the carry is scaled first
+        ("jnp.maximum(h, h * x)", None),
+        ("np.maximum(h, x)", None),  # NumPy's, not a traced operation
+        ("jnp.fmax(h, x)", None),
+        ("max(h, x)", None),
+    ],
+)
+def test_extremum_part(text: str, found: tuple[str, str, int] | None) -> None:
+    """A running maximum or minimum is read from `jnp.maximum`/`jnp.minimum` as the import names
+    them, with the carry a bare argument and the other free of it."""
+    from jaxloopfix.analysis.linear_recurrence import extremum_part
+    from jaxloopfix.analysis.source import ParsedModule
+
+    parsed = ParsedModule(f"import jax\nimport jax.numpy as jnp\nimport numpy as np\nvalue = {text}\n", "m.py")
+    statement = parsed.module.body[-1]
+    result = extremum_part(statement.body[0].value, "h", parsed)
+    assert (None if result is None else (result.operation, parsed.code(result.value), result.position)) == found
 
 
 def test_message_and_title_name_the_associative_form() -> None:

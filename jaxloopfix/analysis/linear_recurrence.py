@@ -9,6 +9,10 @@ discounted returns, exponential moving averages, diagonal state-space models).
 differences, negation, products and quotients where at most one operand holds `h`, and the
 divisor never does. Anything else that touches `h` (a call, a power, `h @ W`, `h[i]`) is not
 affine as far as this module can prove, and the loop stays a `lax.scan`.
+
+A running maximum or minimum (`h = jnp.maximum(h, v)` with `v` free of `h`) is the other
+associative recurrence people write: `extremum_part` reads it, and the steps' `v`s combine with
+`lax.associative_scan(jnp.maximum)` (`lax.cummax`), exactly, since `maximum` is associative.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import libcst as cst
 
 from jaxloopfix.analysis.names import assigned_names, loads
 from jaxloopfix.analysis.plan import LoopPlan
+from jaxloopfix.analysis.source import ParsedModule
 
 # The coefficient 1 and the offset 0 of `scale * h + shift`, kept symbolic so a running sum
 # (`h = h + b`) renders without a multiplication by one.
@@ -56,9 +61,11 @@ class LinearRecurrence:
     outputs: list[Output] = field(default_factory=list)
     # Plain assignments after the update that the outputs read (`y = jnp.einsum(..., h, C[:, i])`).
     after: list[cst.BaseStatement] = field(default_factory=list)
+    # "maximum" / "minimum" for `h = jnp.maximum(h, v)`; "" for an affine update.
+    extremum: str = ""
 
 
-def _bare(expr: cst.BaseExpression) -> cst.BaseExpression:
+def bare(expr: cst.BaseExpression) -> cst.BaseExpression:
     return expr.with_changes(lpar=[], rpar=[]) if getattr(expr, "lpar", None) else expr
 
 
@@ -109,8 +116,8 @@ def _div(a: str, b: str) -> str:
 def affine_parts(expr: cst.BaseExpression, carry: str, code: Callable[[cst.CSTNode], str]) -> Affine | None:
     """`expr` as `scale * carry + shift`, or None when it is not provably affine in `carry`."""
     if carry not in {n.value for n in loads(expr)}:
-        return Affine(ZERO, _atom(code(_bare(expr))))  # bracketed unless atomic: it joins other terms
-    expr = _bare(expr)
+        return Affine(ZERO, _atom(code(bare(expr))))  # bracketed unless atomic: it joins other terms
+    expr = bare(expr)
     if isinstance(expr, cst.Name):
         return Affine(ONE, ZERO) if expr.value == carry else None
     if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
@@ -137,6 +144,35 @@ def affine_parts(expr: cst.BaseExpression, carry: str, code: Callable[[cst.CSTNo
         return Affine(_mul(left.shift, right.scale), _mul(left.shift, right.shift))
     if isinstance(operator, cst.Divide) and right.scale == ZERO:
         return Affine(_div(left.scale, right.shift), _div(left.shift, right.shift))
+    return None
+
+
+# `jnp.maximum` and `jnp.minimum` are associative and commutative, NaN propagating either way.
+EXTREMA = {"jax.numpy.maximum": "maximum", "jax.numpy.minimum": "minimum"}
+
+
+@dataclass(frozen=True)
+class Extremum:
+    """`jnp.maximum(h, value)` (either argument order): the operation and `value`."""
+
+    operation: str  # "maximum" / "minimum"
+    value: cst.BaseExpression
+    position: int  # the argument `value` is
+
+
+def extremum_part(expr: cst.BaseExpression, carry: str, parsed: ParsedModule) -> Extremum | None:
+    """`expr` as `jnp.maximum(carry, value)` / `jnp.minimum(value, carry)` with `value` free of
+    `carry`, or None."""
+    expr = bare(expr)
+    if not (isinstance(expr, cst.Call) and len(expr.args) == 2 and all(a.keyword is None and not a.star for a in expr.args)):
+        return None
+    operation = next((EXTREMA[n] for n in parsed.qualified_names(expr.func) if n in EXTREMA), None)
+    if operation is None:
+        return None
+    first, second = (bare(a.value) for a in expr.args)
+    for own, other, position in ((first, second, 1), (second, first, 0)):
+        if isinstance(own, cst.Name) and own.value == carry and carry not in {n.value for n in loads(other)}:
+            return Extremum(operation, other, position)
     return None
 
 
@@ -200,7 +236,7 @@ def _buffer_write(statement: cst.BaseStatement, name: str, index: str | None) ->
     return value.args[0].value
 
 
-def find_linear_recurrence(plan: LoopPlan) -> tuple[LinearRecurrence | None, str]:
+def find_linear_recurrence(plan: LoopPlan, parsed: ParsedModule) -> tuple[LinearRecurrence | None, str]:
     """The plan's linear recurrence, or None and why it is not one (for `--explain` and tests).
 
     Asked only of a plan that already has a scan fix: the scan's proofs (slices, carries, the
@@ -260,9 +296,12 @@ def find_linear_recurrence(plan: LoopPlan) -> tuple[LinearRecurrence | None, str
         # In the loop the index is a weak Python int; mapped over `jnp.arange` it is an int32 or
         # int64 array, which would widen an integer carry (`h = h + t` on int8).
         return None, f"the index `{plan.index}` is used as a value, not only to index"
-    if affine_parts(new_value(update, value), carry, lambda node: cst.Module([]).code_for_node(node)) is None:  # type: ignore[arg-type]
-        return None, f"the update of `{carry}` is not `a * {carry} + b` with `a` and `b` free of `{carry}`"
-    return LinearRecurrence(carry, update, value, before, outputs, after), ""  # type: ignore[arg-type]
+    extremum = extremum_part(value, carry, parsed) if isinstance(update.body[0], cst.Assign) else None
+    if extremum is None and affine_parts(new_value(update, value), carry, lambda node: cst.Module([]).code_for_node(node)) is None:  # type: ignore[arg-type]
+        return None, (f"the update of `{carry}` is not `a * {carry} + b` with `a` and `b` free of `{carry}`, "
+                      f"nor a running `jnp.maximum`/`jnp.minimum`")
+    return LinearRecurrence(carry, update, value, before, outputs, after,  # type: ignore[arg-type]
+                            extremum.operation if extremum else ""), ""
 
 
 def _index_as_value(node: cst.CSTNode, index: str) -> bool:
@@ -291,12 +330,24 @@ def _plain_assignment(statement: cst.BaseStatement, augmented: bool = False) -> 
 
 # What computes every step's carry at once, by the recurrence's shape.
 PRIMITIVES = {"sum": "lax.associative_scan(jnp.add)", "product": "lax.associative_scan(jnp.multiply)",
-              "affine": "lax.associative_scan"}
+              "affine": "lax.associative_scan", "maximum": "lax.associative_scan(jnp.maximum)",
+              "minimum": "lax.associative_scan(jnp.minimum)"}
 
 
 def recurrence_kind(recurrence: LinearRecurrence) -> str:
-    """"sum" (`h = h + b`), "product" (`h = a * h`) or "affine" (`h = a * h + b`)."""
+    """"sum" (`h = h + b`), "product" (`h = a * h`), "affine" (`h = a * h + b`), or "maximum" /
+    "minimum" (`h = jnp.maximum(h, v)`)."""
+    if recurrence.extremum:
+        return recurrence.extremum
     affine = affine_parts(new_value(recurrence.update, recurrence.value), recurrence.carry,
                           lambda node: cst.Module([]).code_for_node(node))
     assert affine is not None
     return "sum" if affine.scale == ONE else "product" if affine.shift == ZERO else "affine"
+
+
+def recurrence_text(recurrence: LinearRecurrence) -> str:
+    """The recurrence as a user reads it in a message: "the linear recurrence `h = a * h + b`"."""
+    h = recurrence.carry
+    if recurrence.extremum:
+        return f"the running {recurrence.extremum} `{h} = jnp.{recurrence.extremum}({h}, v)`"
+    return f"the linear recurrence `{h} = a * {h} + b`"

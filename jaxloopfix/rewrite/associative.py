@@ -3,7 +3,8 @@
 The step's work before the update runs for every step at once under `jax.vmap` and returns
 each step's `(a, b)`, broadcast against `h`; composing the affine maps with
 `lax.associative_scan` gives, at every step, the map from the initial `h` to that step's `h`;
-applying it gives every step's `h` at once. Outputs the loop appended or wrote at the index
+applying it gives every step's `h` at once (for a running maximum, the associative scan of
+`jnp.maximum` over the steps' values, taken with the initial `h`). Outputs the loop appended or wrote at the index
 come from those values, and the final `h` is the last step's (the first index's when the loop
 runs backwards). The xs, the per-step reads, the finishers and the imports are the scan's
 (`ScanRenderer`), so both forms read the same slices in the same order.
@@ -13,7 +14,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from jaxloopfix.analysis.linear_recurrence import ONE, ZERO, LinearRecurrence, Output, affine_parts, new_value
+from jaxloopfix.analysis.linear_recurrence import (
+    ONE, ZERO, LinearRecurrence, Output, bare, affine_parts, extremum_part, new_value,
+)
 from jaxloopfix.analysis.names import loads
 from jaxloopfix.analysis.plan import LoopPlan
 from jaxloopfix.analysis.walk import walk
@@ -65,12 +68,12 @@ class AssociativeRenderer(VmapRenderer):
             x_param = self.namer.fresh("step_xs", "xs_t")
             prologue = [self.statement(f"{', '.join(p for _, p in xs_parts)} = {x_param}\n")]
 
-        affine = affine_parts(new_value(recurrence.update, recurrence.value.visit(replacer)), carry, self._code)
-        assert affine is not None
         scale = self.namer.fresh(f"{carry}_scale", "scale")
         shift = self.namer.fresh(f"{carry}_shift", "shift")
         steps = self.namer.fresh(f"{carry}_steps", "steps")
-        coefficients = self.namer.fresh(f"{carry}_coefficients", "coefficients")
+        # A running maximum's step function gives candidates, an affine map's its coefficients.
+        role = "candidates" if recurrence.extremum else "coefficients"
+        coefficients = self.namer.fresh(f"{carry}_{role}", role)
         compose = self.namer.fresh("compose_steps", "compose")
 
         pending: list[cst.EmptyLine] = []
@@ -85,8 +88,18 @@ class AssociativeRenderer(VmapRenderer):
                 pending = []
             before.append(new)  # type: ignore[arg-type]
         reverse = ", reverse=True" if plan.bounds is not None and plan.bounds.reverse else ""
-        returned_text, lines = self._steps(affine.scale, affine.shift, names=(scale, shift, steps, coefficients, compose),
-                                           xs=xs, reverse=reverse)
+        names = (scale, shift, steps, coefficients, compose)
+        if recurrence.extremum:
+            extremum = extremum_part(recurrence.value, carry, self.parsed)
+            assert extremum is not None
+            call = bare(recurrence.value.visit(replacer))  # the same call, its per-step reads replaced
+            assert isinstance(call, cst.Call)
+            value = self._code(call.args[extremum.position].value)
+            returned_text, lines = self._extrema(extremum.operation, value, names=names, xs=xs, reverse=reverse)
+        else:
+            affine = affine_parts(new_value(recurrence.update, recurrence.value.visit(replacer)), carry, self._code)
+            assert affine is not None
+            returned_text, lines = self._steps(affine.scale, affine.shift, names=names, xs=xs, reverse=reverse)
         returned_lines = list(cst.parse_module(returned_text, config=self.config).body)
         if pending:
             returned_lines[0] = returned_lines[0].with_changes(leading_lines=pending)
@@ -179,6 +192,20 @@ class AssociativeRenderer(VmapRenderer):
             f"    return a * c, a * d + b\n",
             f"{scale}, {shift} = {lax}.associative_scan({compose}, ({scale}, {shift}){reverse})\n",
             f"{steps} = {scale} * {carry} + {shift}\n",
+        ]
+
+    def _extrema(
+        self, operation: str, value: str, *, names: tuple[str, str, str, str, str], xs: str, reverse: str
+    ) -> tuple[str, list[str]]:
+        """A running maximum (minimum): the `lax.associative_scan` of `jnp.maximum` over the steps'
+        values, then with the initial `h` (the loop's first step takes `jnp.maximum(h, v)`)."""
+        _, _, steps, coefficients, _ = names
+        carry = self.recurrence.carry
+        lax, vmap, jnp = self.imports.lax(), self.vmap(), self.imports.jnp()
+        values = self.namer.fresh(f"{carry}_values", "step_values")
+        return self._coefficients(values, value), [
+            f"{values} = {vmap}({coefficients})({xs})\n",
+            f"{steps} = {jnp}.{operation}({carry}, {lax}.associative_scan({jnp}.{operation}, {values}{reverse}))\n",
         ]
 
     def _coefficients(self, names: str, values: str) -> str:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from jaxloopfix.analysis.batched_products import batched_product_reason
-from jaxloopfix.analysis.linear_recurrence import PRIMITIVES, LinearRecurrence, find_linear_recurrence, recurrence_kind
+from jaxloopfix.analysis.linear_recurrence import (
+    PRIMITIVES, LinearRecurrence, find_linear_recurrence, recurrence_kind, recurrence_text,
+)
 from jaxloopfix.analysis.plan import LoopPlan
 from jaxloopfix.rewrite.associative import AssociativeRenderer
 from jaxloopfix.diagnostics import Diagnostic, Fix
@@ -20,21 +22,27 @@ REASSOCIATION = (
     "results differ from the loop by rounding (a few ulps times log2 of the trip count), and where "
     "`|a| > 1` the product of many factors can overflow to inf or nan where the loop's values stay finite"
 )
+# Why a running maximum's associative rewrite is not proven either: its values are exact, ties are not.
+TIE_ORDER = (
+    "the parallel form takes the steps' maxima (minima) in a tree, not one after another: the values "
+    "are the loop's, but where entries tie (`0.0` and `-0.0`, repeated values) which one is kept, "
+    "and how the gradient splits between them, may differ"
+)
 
 
 def associative_recurrence(context: FileContext, plan: LoopPlan) -> LinearRecurrence | None:
     """The plan's linear recurrence when its fix is the associative form (the setting
-    `linear-recurrences`, or the form `--tune-unroll` measured fastest for the function)."""
+    `linear-recurrences`, or the form `--tune` measured fastest for the function)."""
     if plan.refusal is not None or is_map_only(plan):
         return None
     if context.settings.recurrence_form(plan.function.name) != "associative":
         return None
-    return find_linear_recurrence(plan)[0]
+    return find_linear_recurrence(plan, context.parsed)[0]
 
 
 def associative_title(recurrence: LinearRecurrence) -> str:
-    h = recurrence.carry
-    return f"Rewrite the linear recurrence of `{h}` (`{h} = a * {h} + b`) with `{PRIMITIVES[recurrence_kind(recurrence)]}`"
+    text = recurrence_text(recurrence)
+    return f"Rewrite {text} with `{PRIMITIVES[recurrence_kind(recurrence)]}`"
 VMAP_FIX_TITLE = "Rewrite loop with `jax.vmap` (its steps are independent)"
 
 
@@ -78,9 +86,8 @@ def loop_diagnostic(context: FileContext, plan: LoopPlan, code: str) -> Diagnost
     if what and plan.refusal is None and is_map_only(plan):
         message += f"; its steps are independent: as a `jax.vmap` it {what.replace('scans over', 'maps over')}"
     elif recurrence is not None:
-        h = recurrence.carry
         message += (
-            f"; `{h}` follows the linear recurrence `{h} = a * {h} + b`, which `{PRIMITIVES[recurrence_kind(recurrence)]}` "
+            f"; `{recurrence.carry}` follows {recurrence_text(recurrence)}, which `{PRIMITIVES[recurrence_kind(recurrence)]}` "
             f"computes in parallel over the steps" + (f" (it {what})" if what else "")
         )
     elif what:
@@ -102,7 +109,7 @@ def render_fix(context: FileContext, plan: LoopPlan) -> tuple[Fix | None, str | 
             context.parsed.text,
             lambda: AssociativeRenderer(context.parsed, plan, recurrence).render().code,
             associative_title(recurrence) + _list_notes(plan, "the steps' values"),
-            [*plan.unsafe_reasons, REASSOCIATION],
+            [*plan.unsafe_reasons, TIE_ORDER if recurrence.extremum else REASSOCIATION],
         )
     unroll = context.settings.unroll_for(plan.function.name)
     renderer = VmapRenderer if is_map_only(plan) else ScanRenderer
