@@ -44,6 +44,7 @@ EXPECTED = {
     "two_branches": ["Python `if`", "`jnp.sum(x)` is traced"],
     "ternary_and_return": ["Conditional expression", "`x.mean()` is traced", "`a.sum()` is traced"],
     "while_halve": ["Python `while`", "`jnp.max(jnp.abs(x))` is traced"],
+    "loss_from_library_call": ["Python `if`", "`loss` is traced (in `loss > 1.5`)", "`loss` is traced (in `loss > 1.0`)"],
 }
 
 

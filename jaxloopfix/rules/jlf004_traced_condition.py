@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 
 import libcst as cst
@@ -106,8 +107,9 @@ class _Checker:
             for comparison in expr.comparisons:
                 if isinstance(comparison.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)):
                     return False  # identity and container membership are Python values
-            return self.values.is_traced(expr)
-        return self.values.is_traced(expr)
+            return self.values.is_tracer(expr)
+        # A Python container of tracers (`if leaves:`, `if (a, b):`) has a Python truth value.
+        return self.values.is_tracer(expr)
 
     def culprit(self, expr: cst.BaseExpression) -> cst.BaseExpression:
         """The smallest traced operand of a condition, for the message."""
@@ -188,7 +190,8 @@ class _Checker:
             message += f" (no fix: {reason})"
         else:
             reason = None
-        return node_diagnostic(self.context, "JLF004", message, node, test, self.traced, fix=fix, no_fix_reason=reason)
+        diagnostic = node_diagnostic(self.context, "JLF004", message, node, test, self.traced, fix=fix, no_fix_reason=reason)
+        return with_derivation(diagnostic, self.values, culprit)
 
     def _is_elif(self, node: cst.If) -> bool:
         parent = self.parsed.parent(node)
@@ -222,7 +225,7 @@ class _Checker:
         """Unsafe reasons for evaluating both branches' values (jnp.where)."""
         reasons: list[str] = []
         for value in values:
-            if not (self.facts.is_array(value) or self.values.is_traced(value)):
+            if not (self.facts.is_array(value) or self.values.strict.is_traced(value)):
                 reasons.append(f"cannot prove `{self.code(value)}` is an array (`jnp.where` makes it one)")
         risky = next((v for v in values if self._non_finite_gradient(v)), None)
         if risky is not None:
@@ -250,7 +253,7 @@ class _Checker:
         for node in descendants(value):
             if isinstance(node, cst.Call):
                 func = node.func
-                if isinstance(func, cst.Attribute) and self.values.is_traced(func.value):
+                if isinstance(func, cst.Attribute) and self.values.strict.is_traced(func.value):
                     continue  # a method of an array
                 qnames = self.parsed.qualified_names(func) if isinstance(func, (cst.Name, cst.Attribute)) else set()
                 if not any(q.startswith(JAX_MODULES) for q in qnames):
@@ -355,7 +358,7 @@ class _Checker:
     # `a if c else b` -> `jnp.where(c, a, b)`
     def _ifexp_fix(self, node: cst.IfExp) -> tuple[Fix | None, str | None]:
         values = [node.body, node.orelse]
-        if not all(self.facts.is_array(v) or self.values.is_traced(v) for v in values):
+        if not all(self.facts.is_array(v) or self.values.strict.is_traced(v) for v in values):
             return None, "cannot prove both values are arrays; use `jnp.where` or `lax.cond`"
         imports, _ = self._imports()
         jnp = imports.jnp()
@@ -412,6 +415,16 @@ class _Checker:
         ]
         unsafe += [r for r in self._value_risks([cst.Name(n) for n in carries]) if r.startswith("cannot prove")]
         return self._finish(module, imports, unsafe, "Rewrite with `lax.while_loop`")
+
+
+def with_derivation(diagnostic: Diagnostic, values: TracedValues, expr: cst.BaseExpression) -> Diagnostic:
+    """`diagnostic` with the chain of calls that made `expr` traced added to its note, when a call did
+    ("`loss` is traced: returned by `optax.l2_loss(pred, y)`, which received the traced `pred`")."""
+    chain = values.derivation(expr)
+    if chain is None:
+        return diagnostic
+    note = f"{diagnostic.traced_reason}; {chain}" if diagnostic.traced_reason else chain
+    return dataclasses.replace(diagnostic, traced_reason=note)
 
 
 def _assignments(block: cst.BaseSuite) -> list[tuple[str, cst.BaseExpression]] | None:

@@ -10,6 +10,7 @@ from jaxloopfix.analysis.source import shorten
 from jaxloopfix.analysis.traced_values import own_nodes
 from jaxloopfix.diagnostics import Diagnostic
 from jaxloopfix.rules.base import FileContext, Rule, node_diagnostic
+from jaxloopfix.rules.jlf004_traced_condition import with_derivation
 
 NUMPY_CONVERSIONS = frozenset(
     {"numpy.asarray", "numpy.array", "numpy.asanyarray", "numpy.ascontiguousarray", "numpy.copy"}
@@ -62,15 +63,20 @@ class HostConversion(Rule):
         for traced, values in context.traced_value_functions():
             for call in own_nodes(traced.node, cst.Call):
                 assert isinstance(call, cst.Call)
-                message = self._message(context, values, call, traced.name)
-                if message is None:
+                found = self._message(context, values, call, traced.name)
+                if found is None:
                     continue
-                yield node_diagnostic(
+                message, converted = found
+                diagnostic = node_diagnostic(
                     context, self.code, message, call, call, traced,
                     no_fix_reason="the replacement depends on what the host value is used for",
                 )
+                yield with_derivation(diagnostic, values, converted)
 
-    def _message(self, context: FileContext, values, call: cst.Call, name: str) -> str | None:
+    def _message(
+        self, context: FileContext, values, call: cst.Call, name: str
+    ) -> tuple[str, cst.BaseExpression] | None:
+        """The message for a host conversion of a traced value, and the value converted."""
         parsed = context.parsed
         code = lambda node: shorten(parsed.code(node))  # noqa: E731
         args = [a for a in call.args if a.keyword is None and not a.star]
@@ -80,14 +86,14 @@ class HostConversion(Rule):
             return (
                 f"`{code(call)}` converts traced value `{code(args[0].value)}` to a NumPy array in traced "
                 f"function `{name}`: tracing raises `TracerArrayConversionError`; use `jnp` instead of `np`"
-            )
+            ), args[0].value
         if isinstance(func, cst.Name) and (f"builtins.{func.value}" in qnames or not qnames):
             if func.value in SCALAR_BUILTINS and len(args) == 1 and len(call.args) == 1 and values.is_traced(args[0].value):
                 return (
                     f"`{code(call)}` converts traced value `{code(args[0].value)}` to a Python "
                     f"`{func.value}` in traced function `{name}`: tracing raises `ConcretizationTypeError`; "
                     f"keep the value an array (e.g. `.astype(...)`), or make the argument it comes from static"
-                )
+                ), args[0].value
             if func.value == "print":
                 printed = [a.value for a in call.args if a.keyword is None and values.is_traced(a.value)]
                 if printed:
@@ -96,12 +102,12 @@ class HostConversion(Rule):
                         f"`print` of traced value{'s' if len(printed) > 1 else ''} {what} in traced function "
                         f"`{name}` runs once at trace time and prints a tracer, not values; use "
                         f"`jax.debug.print` instead"
-                    )
+                    ), printed[0]
         if isinstance(func, cst.Attribute) and func.attr.value in HOST_METHODS and not call.args:
             if values.is_traced(func.value):
                 return (
                     f"`{code(call)}` converts traced value `{code(func.value)}` to a Python value in traced "
                     f"function `{name}`: tracing raises `ConcretizationTypeError`; keep the value an array"
-                )
+                ), func.value
         return None
 
