@@ -40,6 +40,8 @@ class FileResult:
     fixed_count: int = 0
     # Files skipped on purpose (over max-file-size): a warning, not a failure.
     warnings: list[FileError] = field(default_factory=list)
+    # What the run confirmed (`--fix --verify`: each function verified, and on which inputs).
+    notes: list[FileError] = field(default_factory=list)
     # What the project pass learns from this file (see `project`).
     links: ModuleLinks = field(default_factory=ModuleLinks)
     # The digest of the code its analysis read, when the result holds for any text with it
@@ -147,11 +149,16 @@ def check_source(
             gate = gate_fixes(source.path, source.text, settings, verify)
             settings, accept = gate.settings, gate.accept
             result.warnings.extend(gate.notes)
+            result.notes.extend(gate.verified)
             unsafe = True  # the gate admits an unsafe fix only when `verify` found its function equivalent
         new_text, remaining, count = fixer(source.text, filename, settings, unsafe=unsafe, accept=accept)
         if new_text == source.text:
             result.diagnostics = remaining
             return result
+        formatted = _formatted(source, new_text, settings)
+        if formatted != new_text:
+            # The remaining diagnostics must point into the text as written.
+            new_text, remaining = formatted, lint(formatted, filename, settings)
         if write:
             try:
                 write_source_atomic(source, new_text)
@@ -175,6 +182,19 @@ def check_source(
         result.errors.append(FileError(filename, message))
         result.diagnostics, result.fixed, result.fixed_count = [], None, 0
     return result
+
+
+def _formatted(source: SourceFile, new_text: str, settings: Settings) -> str:
+    """`new_text` with the lines the fixes wrote laid out by the project's formatter, if it has
+    one (`rewrite.format_fixes`): Python files in UTF-8, the only encoding ruff reads."""
+    from jaxloopfix.rewrite.format_fixes import format_changed, project_formatter
+
+    if source.path.suffix != ".py" or source.encoding not in ("utf-8", "utf-8-sig"):
+        return new_text
+    executable = project_formatter(settings.format_fixes, settings.project_root)
+    if executable is None:
+        return new_text
+    return format_changed(source.text, new_text, str(source.path), executable, settings.project_root)
 
 
 def check_file(
@@ -207,8 +227,11 @@ def check_paths(
     jobs: int = 1,
     cache: ResultCache | None = None,
     isolated: bool = False,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> list[FileResult]:
     """Check (and fix) everything `paths` expands to, as one project, in a stable order.
+
+    `progress(what, done, total)` hears of each file analysed, fixed or verified, as it finishes.
 
     Tracing is followed across the checked files: a function another checked module
     traces (calls from jitted code, wraps in `jax.jit`, hands to `lax.scan`) is analysed
@@ -235,9 +258,15 @@ def check_paths(
             results[path] = FileResult(filename=str(path), warnings=[exc.file_error])
         except SourceError as exc:
             results[path] = FileResult(filename=str(path), errors=[exc.file_error])
-    context = {} if isolated else _context_sources(list(found.files), settings, [Path(p) for p in paths], found.real)
+    left_out: dict[Path, str] = {}
+    context = {} if isolated else _context_sources(
+        list(found.files), settings, [Path(p) for p in paths], found.real, left_out
+    )
     sources.update(context)
     with pool(1 if verify is not None else jobs) as workers:
+        if progress is not None:
+            report = progress
+            workers.progress = lambda done, total: report(f"analysing {len(found.files)} files", done, total)
         flow, linted = _rounds(sources, settings, workers, cache)
         results.update(linted)
         if fix:
@@ -249,20 +278,41 @@ def check_paths(
                 _Task(sources[p], flow.settings_for(p, settings), fix=True, unsafe=unsafe, write=write, verify=verify)
                 for p in to_fix
             ]
+            if progress is not None:
+                what = "verifying and fixing" if verify is not None else "fixing"
+                workers.progress = lambda done, total: report(what, done, total)
             for path, result in zip(to_fix, _lint_all(workers, to_fix, tasks), strict=True):
                 results[path] = result
     errors = [FileResult(filename=error.filename, errors=[error]) for error in found.errors]
+    if left_out and found.files:
+        from jaxloopfix.project_context import left_out_warning
+
+        first = results[found.files[0]]
+        first.warnings.append(FileError(first.filename, left_out_warning(left_out)))
     return errors + [results[path] for path in found.files]
 
 
 def _context_sources(
-    files: list[Path], settings: Settings, given: list[Path] | None = None, real: dict[Path, str] | None = None
+    files: list[Path], settings: Settings, given: list[Path] | None = None, real: dict[Path, str] | None = None,
+    left_out: dict[Path, str] | None = None,
 ) -> dict[Path, SourceFile]:
-    """The readable other files of the projects `files` belong to; unreadable ones are left out silently."""
-    from jaxloopfix.project_context import context_files
+    """The readable other files of the projects `files` belong to, within the context budget
+    (`project_context.within_budget`); those over it go into `left_out` with the reason,
+    unreadable ones are left out silently."""
+    from jaxloopfix.project_context import context_files, within_budget
 
-    out: dict[Path, SourceFile] = {}
+    sizes: dict[Path, int] = {}
     for path in context_files(files, settings, given or (), real):
+        try:
+            sizes[path] = os.stat(path).st_size
+        except OSError:
+            continue
+    per_file = min(settings.max_context_file_size, settings.max_file_size)
+    kept, over = within_budget(sizes, per_file, settings.max_context_size)
+    if left_out is not None:
+        left_out.update(over)
+    out: dict[Path, SourceFile] = {}
+    for path in kept:
         try:
             out[path] = read_source(path, max_file_size=settings.max_file_size)
         except SourceError:

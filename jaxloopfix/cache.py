@@ -235,7 +235,7 @@ def _encode(result: Cached) -> dict[str, Any]:
         fix = None
         if d.fix is not None:
             edits = [[e.content, e.start, e.end, _location(e.location), _location(e.end_location)] for e in d.fix.edits]
-            fix = [d.fix.applicability.value, d.fix.message, edits]
+            fix = [d.fix.applicability.value, d.fix.message, edits, d.fix.title, list(d.fix.assumptions), d.fix.verifiable]
         return {
             "code": d.code, "message": d.message, "location": _location(d.location),
             "end_location": _location(d.end_location), "fix": fix, "no_fix_reason": d.no_fix_reason,
@@ -271,11 +271,12 @@ def _decode(data: dict[str, Any], filename: str) -> Cached:
     for d in data["diagnostics"]:
         fix = None
         if d["fix"] is not None:
-            applicability, message, edits = d["fix"]
+            applicability, message, edits, title, assumptions, verifiable = d["fix"]
             fix = Fix(
                 Applicability(applicability),
                 message,
                 tuple(Edit(c, int(s), int(e), _loc(a), _loc(b)) for c, s, e, a, b in edits),  # type: ignore[arg-type]
+                str(title), tuple(str(a) for a in assumptions), bool(verifiable),
             )
         diagnostics.append(
             Diagnostic(

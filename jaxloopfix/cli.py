@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import inspect
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, BinaryIO, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, BinaryIO, NoReturn, TextIO
 
 import click
 
@@ -61,7 +62,22 @@ def run() -> None:
         exit_now(code or 0)
 
 
-@click.group(context_settings=_CONTEXT)
+# The shell's status for a command ended by Ctrl-C (128 + SIGINT); 1 means "findings remain".
+EXIT_INTERRUPTED = 130
+
+
+class _Group(click.Group):
+    """click's group, except that Ctrl-C ends the command with status 130, not click's 1."""
+
+    def invoke(self, ctx: click.Context):  # noqa: ANN201
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            sys.stderr.write("\nInterrupted.\n")
+            sys.exit(EXIT_INTERRUPTED)
+
+
+@click.group(cls=_Group, context_settings=_CONTEXT)
 @click.version_option(__version__, "-V", "--version", prog_name="jaxloopfix", message="%(prog)s %(version)s")
 def main() -> None:
     """Find Python loops that JAX unrolls under jit and rewrite them to `lax.scan`."""
@@ -93,7 +109,11 @@ def main() -> None:
     help="How to print diagnostics.",
 )
 @click.option("--verify", "verify_fixes", is_flag=True, help="With --fix: run every fix on JAX (`verify`); apply safe fixes unless it finds a mismatch, and unsafe fixes it finds equivalent.")
-@click.option("--tune-unroll", is_flag=True, help="With --fix --verify: measure unroll in {1,2,4,8,16} and write the best.")
+@click.option(
+    "--tune", "--tune-unroll", "tune_unroll", is_flag=True,
+    help="With --fix --verify: time lax.scan at unroll 1-16 (and a linear recurrence's lax.associative_scan) "
+    "on this backend and write the fastest equivalent form.",
+)
 @click.option("--exit-zero", is_flag=True, help="Exit with 0 even when diagnostics remain.")
 @click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit with 1 when any fix was applied.")
 @click.option("--statistics", is_flag=True, help="Print counts per rule instead of each diagnostic.")
@@ -103,9 +123,9 @@ def main() -> None:
     help="Read source from stdin (path `-`) and report it as NAME; with --fix the fixed source goes to stdout.",
 )
 @click.option(
-    "--config",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="pyproject.toml to read [tool.jaxloopfix] from (default: nearest one above the current directory).",
+    "--config", "config", multiple=True, metavar="PATH | KEY=VALUE",
+    help="pyproject.toml to read [tool.jaxloopfix] from (default: the nearest one above the paths), or a "
+    "TOML `KEY = VALUE` that overrides one setting (repeatable).",
 )
 @click.option(
     "--jobs", "-j", type=click.IntRange(min=1), metavar="N",
@@ -113,8 +133,22 @@ def main() -> None:
 )
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the results cache (.jaxloopfix_cache/).")
 @click.option(
-    "--isolated", is_flag=True,
+    "--no-project", "isolated", is_flag=True,
     help="Analyse only PATHS: ignore what the rest of each file's project traces (default: follow it).",
+)
+@click.option(
+    "--isolated", "ignore_config", is_flag=True,
+    help="Ignore all configuration files (as ruff's `--isolated`): run with the defaults.",
+)
+@click.option("--fix-only", is_flag=True, help="Apply fixes, but neither report nor exit 1 for what is left (implies --fix).")
+@click.option("--add-noqa", is_flag=True, help="Add `# noqa: CODE` to each line with a finding, and exit.")
+@click.option("--show-files", is_flag=True, help="List the files that would be checked, and exit.")
+@click.option("--show-settings", is_flag=True, help="Print the settings the paths are checked with, and exit.")
+@click.option("--force-exclude", is_flag=True, help="Apply `exclude` to paths named on the command line too.")
+@click.option("-q", "--quiet", is_flag=True, help="Print findings only: no summary, warnings or progress.")
+@click.option(
+    "--color", type=click.Choice(["auto", "always", "never"], case_sensitive=False), default="auto", show_default=True,
+    help="Colour in the output (auto: when writing to a terminal).",
 )
 @click.option(
     "--explain", metavar="FILE[:LINE]",
@@ -134,13 +168,21 @@ def check(
     exit_non_zero_on_fix: bool,
     statistics: bool,
     stdin_filename: str | None,
-    config: Path | None,
+    config: tuple[str, ...] | Path | None,
     verify_fixes: bool = False,
     tune_unroll: bool = False,
     jobs: int | None = None,
     no_cache: bool = False,
     isolated: bool = False,
     explain: str | None = None,
+    ignore_config: bool = False,
+    fix_only: bool = False,
+    add_noqa: bool = False,
+    show_files: bool = False,
+    show_settings: bool = False,
+    force_exclude: bool = False,
+    quiet: bool = False,
+    color: str = "auto",
 ) -> None:
     """Check PATHS (default: the current directory) for loops unrolled under a JAX trace."""
     if _OWN_PROCESS:
@@ -149,15 +191,18 @@ def check(
         # Its heap lives to the end of the run (`runtime.task_done`), and nothing `check` leaves
         # behind needs freeing: `run` ends the process without freeing it.
         one_shot()
+    fix = fix or fix_only
     if (verify_fixes or tune_unroll) and not fix:
-        raise click.UsageError("--verify and --tune-unroll apply to --fix")
+        raise click.UsageError("--verify and --tune apply to --fix")
+    if add_noqa and (fix or diff):
+        raise click.UsageError("--add-noqa cannot be combined with --fix or --diff")
     output_format = output_format.lower()
     use_stdin = [str(p) for p in paths] == ["-"] or (stdin_filename is not None and not paths)
     if not use_stdin and any(str(p) == "-" for p in paths):
         raise click.UsageError("`-` (stdin) cannot be combined with other paths")
 
     try:
-        settings = _settings(config)
+        settings = _settings(config, [stdin_filename] if use_stdin and stdin_filename else paths, ignore=ignore_config)
     except ConfigError as exc:
         _fail(f"error: {exc}")
 
@@ -171,11 +216,21 @@ def check(
     names = dict(RULE_NAMES)
     if explain is not None:
         _explain(explain, settings)
+    given = list(paths) or [Path(".")]
+    if force_exclude:
+        given = [p for p in given if not (Path(p).is_file() and settings.is_excluded(Path(p)))]
+    if show_settings:
+        _show_settings(settings)
+    if show_files:
+        _show_files(given, settings)
+    if add_noqa:
+        _add_noqa(given, settings, jobs=jobs, isolated=isolated)
+    painted = {"always": True, "never": False}.get(color.lower())
 
     if use_stdin:
         outcome = _check_stdin(
             stdin_filename or "-", settings, api=api, fix=fix, unsafe=unsafe_fixes, diff=diff,
-            output_format=output_format, statistics=statistics, rule_names=names,
+            output_format=output_format, statistics=statistics, rule_names=names, isolated=isolated,
         )
     else:
         verify = None
@@ -184,17 +239,98 @@ def check(
 
             verify = VerifyOptions(tune_unroll=tune_unroll)
         cache = None if no_cache else ResultCache(settings.project_root or Path.cwd())
-        results = api.check_paths(
-            list(paths) or [Path(".")], settings, fix=fix or diff, unsafe=unsafe_fixes, write=not diff, verify=verify,
-            jobs=jobs or default_jobs(), cache=cache, isolated=isolated,
-        )
+        with _progress(sys.stderr, quiet=quiet) as progress:
+            results = api.check_paths(
+                given, settings, fix=fix or diff, unsafe=unsafe_fixes, write=not diff,
+                verify=verify, jobs=jobs or default_jobs(), cache=cache, isolated=isolated, progress=progress,
+            )
         if cache is not None:
             cache.save()
+        if fix_only:  # what is left is not reported (ruff's `--fix-only`)
+            for result in results:
+                result.diagnostics = []
         outcome = _finish(
             results, diff=diff, unsafe=unsafe_fixes, output_format=output_format,
-            statistics=statistics, rule_names=names, out=sys.stdout,
+            statistics=statistics, rule_names=names, out=sys.stdout, verified_run=verify is not None,
+            quiet=quiet, color=painted,
         )
     sys.exit(_exit_code(outcome, exit_zero=exit_zero, exit_non_zero_on_fix=exit_non_zero_on_fix))
+
+
+def _show_settings(settings: Settings) -> NoReturn:
+    """`--show-settings`: the resolved settings, one `key = value` per line, and where they came from."""
+    from dataclasses import fields
+
+    click.echo(f"# from {settings.config_file or 'the defaults (no [tool.jaxloopfix] found)'}")
+    for item in fields(settings):
+        if item.name in ("site", "config_file"):
+            continue
+        value = getattr(settings, item.name)
+        if isinstance(value, frozenset):
+            value = sorted(value)
+        click.echo(f"{item.name.replace('_', '-')} = {value!r}")
+    sys.exit(EXIT_OK)
+
+
+def _show_files(paths: list[Path], settings: Settings) -> NoReturn:
+    """`--show-files`: each file a check of `paths` reports on, one per line."""
+    from jaxloopfix.files import discover
+
+    found = discover(paths, settings)
+    for path in found.files:
+        click.echo(str(path))
+    for error in found.errors:
+        click.echo(f"error: {error.filename}: {error.message}", err=True)
+    sys.exit(EXIT_ERROR if found.errors else EXIT_OK)
+
+
+def _add_noqa(paths: list[Path], settings: Settings, *, jobs: int | None, isolated: bool) -> NoReturn:
+    """`--add-noqa`: suppress every current finding in place (atomic writes, read-only files
+    left alone), so a project can adopt the linter and see only new findings from then on."""
+    from jaxloopfix import api
+    from jaxloopfix.files import SourceError, read_source, write_source_atomic
+    from jaxloopfix.noqa import add_noqa
+    from jaxloopfix.parallel import default_jobs
+
+    results = api.check_paths(paths, settings, jobs=jobs or default_jobs(), isolated=isolated)
+    added = files = 0
+    failed = False
+    for result in results:
+        if not result.diagnostics or result.filename.endswith(".ipynb"):
+            continue
+        try:
+            source = read_source(result.filename, max_file_size=settings.max_file_size)
+            text, count = add_noqa(source.text, result.diagnostics)
+            if count:
+                write_source_atomic(source, text)
+                added, files = added + count, files + 1
+        except SourceError as exc:
+            click.echo(f"error: {exc}", err=True)
+            failed = True
+    click.echo(f"Added {added} noqa directive{'' if added == 1 else 's'} to {files} file{'' if files == 1 else 's'}.")
+    sys.exit(EXIT_ERROR if failed or any(r.errors for r in results) else EXIT_OK)
+
+
+@contextmanager
+def _progress(stream: TextIO, *, quiet: bool = False) -> Iterator[Callable[[str, int, int], None] | None]:
+    """A progress bar on `stream` while a run works, when `stream` is a terminal (a pipe, a CI
+    log or an editor gets nothing): a cold run of a large project takes a minute."""
+    if quiet or not stream.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=Console(file=stream), transient=True) as bar:
+        tasks: dict[str, Any] = {}
+
+        def report(what: str, done: int, total: int) -> None:
+            if what not in tasks:
+                tasks[what] = bar.add_task(what, total=total)
+            bar.update(tasks[what], completed=done, total=total)
+
+        yield report
 
 
 @dataclass(frozen=True)
@@ -219,14 +355,37 @@ def _exit_code(outcome: _Outcome, *, exit_zero: bool, exit_non_zero_on_fix: bool
     return EXIT_OK
 
 
-def _settings(config: Path | None) -> Settings:
-    """`--config`, else the nearest pyproject.toml with [tool.jaxloopfix], else defaults."""
-    pyproject = config if config is not None else find_pyproject(Path.cwd())
-    settings = load_settings(pyproject)
+def _settings(
+    config: tuple[str, ...] | Path | None, paths: Iterable[Path | str] = (), *, ignore: bool = False
+) -> Settings:
+    """`--config PATH`, else the nearest pyproject.toml with [tool.jaxloopfix] above the checked
+    paths (their common directory: `check proj` from outside `proj` reads `proj/pyproject.toml`,
+    as ruff does), else defaults; only the defaults with `ignore` (`--isolated`). `--config
+    KEY=VALUE` overrides one setting of either."""
+    given = (config,) if isinstance(config, Path) else tuple(config or ())
+    overrides = [c for c in given if "=" in c and not Path(c).is_file()]
+    files = [Path(c) for c in given if c not in overrides]
+    if len(files) > 1:
+        raise click.UsageError("--config names one configuration file at most")
+    if ignore and files:
+        raise click.UsageError("--isolated ignores configuration files; it cannot be combined with --config PATH")
+    pyproject = None if ignore else files[0] if files else find_pyproject(_common_directory(paths))
+    settings = load_settings(pyproject, overrides)
     if settings.project_root is None:
         # Exclude patterns are relative to the project; without a config, that is where we run.
         settings = replace(settings, project_root=Path.cwd())
     return settings
+
+
+def _common_directory(paths: Iterable[Path | str]) -> Path:
+    """The deepest directory holding every path (the working directory when none is given)."""
+    import os
+
+    directories = [
+        os.path.abspath(p if os.path.isdir(p) else os.path.dirname(os.path.abspath(p)) or ".")
+        for p in paths if str(p) != "-"
+    ]
+    return Path(os.path.commonpath(directories)) if directories else Path.cwd()
 
 
 def _parse_codes(value: str, option: str, known: Iterable[str]) -> frozenset[str]:
@@ -263,6 +422,9 @@ def _finish(
     statistics: bool,
     rule_names: dict[str, str],
     out: TextIO,
+    verified_run: bool = False,
+    quiet: bool = False,
+    color: bool | None = None,
 ) -> _Outcome:
     """Print what `results` say and return what the exit code depends on."""
     from jaxloopfix.report import Report, emit, write_file_errors
@@ -293,11 +455,17 @@ def _finish(
         text = r.fixed if r.fixed is not None else r.original
         if r.diagnostics and text is not None:
             sources[r.filename] = text
+    skipped = {w.filename for w in warnings if w.skipped}
+    if not results and not quiet:
+        # ruff's wording: a directory of no Python files is not a passing check.
+        sys.stderr.write("warning: No Python files found under the given path(s)\n")
     report = Report(
         diagnostics=diagnostics, errors=errors, warnings=warnings, sources=sources,
         unsafe_fixes=unsafe, fixed=fixed, rule_names=rule_names,
+        checked_none=all(r.filename in skipped for r in results),
+        notes=[n for r in results for n in r.notes], verified_run=verified_run, quiet=quiet,
     )
-    emit(report, output_format, out, sys.stderr, statistics=statistics)
+    emit(report, output_format, out, sys.stderr, statistics=statistics, color=color, err_color=color)
     return _Outcome(errors=bool(errors), remaining=bool(diagnostics), fixed=bool(fixed), diff=None)
 
 
@@ -312,6 +480,7 @@ def _check_stdin(
     output_format: str,
     statistics: bool,
     rule_names: dict[str, str],
+    isolated: bool = False,
 ) -> _Outcome:
     """Check source from stdin; with --fix the (fixed) source is echoed to stdout, so
     editors can pipe a buffer through us, and everything else goes to stderr."""
@@ -326,6 +495,9 @@ def _check_stdin(
     except SourceError as exc:
         result = api.FileResult(filename=filename, errors=[exc.file_error])
     else:
+        if filename != "-" and not isolated:
+            # An editor pipes one buffer: it gets what the rest of its project traces, as `check FILE` does.
+            settings = _project_settings(Path(filename), source.text, settings)
         result = api.check_source(source, settings, fix=fix or diff, unsafe=unsafe, write=False)
 
     fixing = fix and not diff
@@ -437,14 +609,18 @@ def record(command: tuple[str, ...], paths: tuple[Path, ...], config: Path | Non
 @click.option("--x64", is_flag=True, help="Compare in float64 (jax_enable_x64).")
 @click.option("--lengths", default="5,9", show_default=True, help="Sequence lengths to try (synthesized/annotated inputs).")
 @click.option("--measure/--no-measure", default=True, show_default=True, help="Time both versions and count program size.")
-@click.option("--tune-unroll", is_flag=True, help="Measure lax.scan unroll in {1,2,4,8,16} on these inputs.")
+@click.option(
+    "--tune", "--tune-unroll", "tune_unroll", is_flag=True,
+    help="Time lax.scan at unroll 1-16 (and a linear recurrence's lax.associative_scan) on these inputs.",
+)
 @click.option("--timeout", default=300.0, show_default=True, help="Seconds per function before giving up.")
 @click.option("--strict", is_flag=True, help="Exit 2 when a function could not be verified (no inputs found).")
 @click.option(
     "--output-format", type=click.Choice(["full", "json"], case_sensitive=False), default="full", show_default=True
 )
 @click.option("--config", type=click.Path(path_type=Path, dir_okay=False), help="pyproject.toml to read settings from.")
-@click.option("--isolated", is_flag=True, help="Analyse only the file: ignore what the rest of its project traces.")
+@click.option("--no-project", "isolated", is_flag=True, help="Analyse only the file: ignore what the rest of its project traces.")
+@click.option("--isolated", "ignore_config", is_flag=True, help="Ignore all configuration files: run with the defaults.")
 def verify(
     targets: tuple[str, ...],
     example: str | None,
@@ -460,6 +636,7 @@ def verify(
     output_format: str,
     config: Path | None,
     isolated: bool = False,
+    ignore_config: bool = False,
 ) -> None:
     """Run original and rewritten functions on JAX and compare them (FILE or FILE::FUNCTION).
 
@@ -469,7 +646,7 @@ def verify(
     Exit codes: 0 every function equivalent, 1 a mismatch, 2 errors (import failures,
     exceptions, timeouts; unverified functions with --strict)."""
     try:
-        settings = _settings(config)
+        settings = _settings(config, [t.split('::', 1)[0] for t in targets], ignore=ignore_config)
     except ConfigError as exc:
         _fail(f"error: {exc}")
     try:
@@ -533,13 +710,29 @@ def verify(
 @main.command(context_settings=_CONTEXT)
 @click.argument("code", required=False)
 @click.option("--all", "show_all", is_flag=True, help="List every rule with its summary.")
-def rule(code: str | None, show_all: bool) -> None:
+@click.option(
+    "--output-format", type=click.Choice(["text", "json"], case_sensitive=False), default="text", show_default=True,
+    help="json: one object per rule (code, name, summary, explanation), as `ruff rule` writes it.",
+)
+def rule(code: str | None, show_all: bool, output_format: str = "text") -> None:
     """Show the documentation of the rule CODE (e.g. JLF001)."""
     if show_all == (code is not None):
         raise click.UsageError("give either a rule code or --all")
     from jaxloopfix.rules import ALL_RULES
 
     rules = sorted(ALL_RULES, key=lambda r: r.code)
+    if output_format.lower() == "json":
+        import json
+
+        def described(r) -> dict[str, str]:  # noqa: ANN001 - a rule class
+            return {"code": r.code, "name": r.name, "summary": r.summary,
+                    "explanation": inspect.cleandoc(r.__doc__ or r.summary)}
+
+        wanted = [r for r in rules if show_all or r.code.upper() == (code or "").strip().upper()]
+        if not wanted:
+            _fail(f"error: unknown rule code: {code} (see `jaxloopfix rule --all`)")
+        click.echo(json.dumps([described(r) for r in wanted] if show_all else described(wanted[0]), indent=2))
+        return
     if show_all:
         name_width = max((len(r.name) for r in rules), default=0)
         for r in rules:

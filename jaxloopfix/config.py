@@ -10,6 +10,7 @@ from __future__ import annotations
 import fnmatch
 import re
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
@@ -42,13 +43,22 @@ class Settings:
     # as the own corpus's labels have it) is cheap; five steps of a full update already are not.
     min_trip_count: int = 5
     max_file_size: int = 10 * 1024 * 1024
+    # The project-context pass (other files of a checked file's project, read for what they
+    # trace) costs about 2.5 s and 200 MB per MB of source: files over the first limit (generated
+    # modules; hand-written ones stay under 0.5 MB) and, past the second, the largest files are
+    # left out, with a warning.
+    max_context_file_size: int = 1024 * 1024
+    max_context_size: int = 16 * 1024 * 1024
+    # Lay out fixed lines with the project's formatter: "auto" (ruff, where the project
+    # configures it), "ruff" or "none" (see rewrite/format_fixes.py).
+    format_fixes: str = "auto"
     # `lax.scan(..., unroll=k)` in generated code: a project default, and per-function choices
-    # written by `verify --tune-unroll` (function name -> k).
+    # written by `verify --tune` (function name -> k).
     scan_unroll: int = 1
     unroll_overrides: tuple[tuple[str, int], ...] = ()
     # How a linear recurrence (`h = a * h + b`) is rewritten: "associative"
     # (`lax.associative_scan`) or "scan" (`lax.scan`, as any other carry), and per-function
-    # choices written by `--tune-unroll` from measurements (function name -> form).
+    # choices written by `--tune` from measurements (function name -> form).
     linear_recurrences: str = "associative"
     form_overrides: tuple[tuple[str, str], ...] = ()
     # `verify` input factories: "module:function" of the code -> "module:function" returning (args, kwargs).
@@ -148,30 +158,57 @@ def find_pyproject(start: Path) -> Path | None:
 
 
 def _codes(value: object, key: str) -> frozenset[str]:
+    """Rule codes or prefixes of them (`JLF00`), checked as `--select` checks its own: an unknown
+    code in the config would otherwise turn every rule off without a word."""
+    from jaxloopfix.codes import RULE_NAMES
+
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"`{key}` must be a list of rule codes")
-    return frozenset(v.strip().upper() for v in value)
+        raise ConfigError(f"`{key}` must be a list of rule codes, not {value!r}")
+    codes = frozenset(v.strip().upper() for v in value)
+    unknown = sorted(c for c in codes if not any(k.startswith(c) for k in RULE_NAMES))
+    if unknown:
+        raise ConfigError(f"`{key}`: unknown rule code(s) {', '.join(unknown)} (known: {', '.join(RULE_NAMES)})")
+    return codes
 
 
-def load_settings(pyproject: Path | None) -> Settings:
-    """Read settings from `pyproject` (None: defaults)."""
-    if pyproject is None:
+def load_settings(pyproject: Path | None, overrides: Sequence[str] = ()) -> Settings:
+    """Read settings from `pyproject` (None: defaults), then the `KEY = VALUE` TOML lines of
+    `overrides` (`--config "select = ['JLF001']"`, as ruff takes them) over its keys."""
+    table: dict = {}
+    if pyproject is not None:
+        try:
+            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"cannot read {pyproject}: {exc}") from exc
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"invalid TOML in {pyproject}: {exc}") from exc
+        table = dict(data.get("tool", {}).get("jaxloopfix", {}))
+    for override in overrides:
+        try:
+            table.update(tomllib.loads(override))
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"--config {override!r} is not a TOML `KEY = VALUE` line: {exc}") from exc
+    if pyproject is None and not overrides:
         return Settings()
-    try:
-        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read {pyproject}: {exc}") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"invalid TOML in {pyproject}: {exc}") from exc
-    table = data.get("tool", {}).get("jaxloopfix", {})
-    return settings_from_table(table, pyproject.parent, pyproject)
+    return settings_from_table(table, pyproject.parent if pyproject else None, pyproject)
 
 
 def settings_from_table(table: dict, root: Path | None, source: Path | None = None) -> Settings:
+    """Settings from a `[tool.jaxloopfix]` table; a bad key or value raises ConfigError naming
+    the file it came from."""
+    try:
+        return _settings_from_table(table, root, source)
+    except ConfigError as exc:
+        if source is None:
+            raise
+        raise ConfigError(f"{source}: [tool.jaxloopfix] {exc}") from exc
+
+
+def _settings_from_table(table: dict, root: Path | None, source: Path | None) -> Settings:
     known = {
         "select", "ignore", "extend-select", "exclude", "extend-exclude", "per-file-ignores",
         "extra-traced-decorators", "extra-traced-base-classes", "min-trip-count", "max-file-size", "unroll", "examples",
-        "x64", "linear-recurrences",
+        "x64", "linear-recurrences", "max-context-file-size", "max-context-size", "format-fixes",
     }
     unknown = set(table) - known
     if unknown:
@@ -187,39 +224,44 @@ def settings_from_table(table: dict, root: Path | None, source: Path | None = No
         if key in table:
             value = table[key]
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                raise ConfigError(f"`{key}` must be a list of strings")
+                raise ConfigError(f"`{key}` must be a list of strings, not {value!r}")
             settings = replace(settings, **{key.replace("-", "_"): tuple(value)})
     if "per-file-ignores" in table:
         value = table["per-file-ignores"]
         if not isinstance(value, dict):
-            raise ConfigError("`per-file-ignores` must be a table of glob -> list of codes")
+            raise ConfigError(f"`per-file-ignores` must be a table of glob -> list of codes, not {value!r}")
         settings = replace(
             settings,
             per_file_ignores=tuple((k, _codes(v, f"per-file-ignores.{k}")) for k, v in value.items()),
         )
-    for key in ("min-trip-count", "max-file-size"):
+    for key in ("min-trip-count", "max-file-size", "max-context-file-size", "max-context-size"):
         if key in table:
             value = table[key]
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise ConfigError(f"`{key}` must be a non-negative integer")
+                raise ConfigError(f"`{key}` must be a non-negative integer, not {value!r}")
             settings = replace(settings, **{key.replace("-", "_"): value})
     if "unroll" in table:
         value = table["unroll"]
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise ConfigError("`unroll` must be a positive integer")
+            raise ConfigError(f"`unroll` must be a positive integer, not {value!r}")
         settings = replace(settings, scan_unroll=value)
     if "linear-recurrences" in table:
         value = table["linear-recurrences"]
         if value not in ("associative", "scan"):
             raise ConfigError(f'`linear-recurrences` must be "associative" or "scan", not {value!r}')
         settings = replace(settings, linear_recurrences=value)
+    if "format-fixes" in table:
+        value = table["format-fixes"]
+        if value not in ("auto", "ruff", "none"):
+            raise ConfigError(f'`format-fixes` must be "auto", "ruff" or "none", not {value!r}')
+        settings = replace(settings, format_fixes=value)
     if "examples" in table:
         value = table["examples"]
         if not isinstance(value, dict) or not all(isinstance(v, str) and ":" in v for v in value.values()):
-            raise ConfigError('`examples` must be a table of "module:function" = "module:factory"')
+            raise ConfigError(f'`examples` must be a table of "module:function" = "module:factory", not {value!r}')
         settings = replace(settings, examples=tuple(value.items()))
     if "x64" in table:
         if not isinstance(table["x64"], bool):
-            raise ConfigError("`x64` must be true or false (whether the project runs with jax_enable_x64)")
+            raise ConfigError(f"`x64` must be true or false (whether the project runs with jax_enable_x64), not {table['x64']!r}")
         settings = replace(settings, x64=table["x64"])
     return settings

@@ -38,8 +38,13 @@ class Edit:
 @dataclass(frozen=True)
 class Fix:
     applicability: Applicability
-    message: str
+    message: str  # one line: the title, and for an unsafe fix its assumptions
     edits: tuple[Edit, ...]
+    # The parts of `message`, for reporters that lay them out: the headline, what an unsafe
+    # fix assumes (one item each), and whether `jaxloopfix verify` can check the assumptions.
+    title: str = ""
+    assumptions: tuple[str, ...] = ()
+    verifiable: bool = False
 
 
 @dataclass(frozen=True)
@@ -73,3 +78,5 @@ class FileError:
     filename: str
     message: str
     location: Location | None = None
+    # A file left out on purpose (over `max-file-size`): not checked, and the summary says so.
+    skipped: bool = False

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import io
 import os
-import re
 import stat
 import tempfile
 import tokenize
@@ -22,6 +21,8 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path, PurePosixPath
 
+import pathspec
+
 from jaxloopfix.config import Settings, resolved_path
 from jaxloopfix.diagnostics import FileError
 
@@ -29,6 +30,8 @@ __all__ = [
     "Discovery",
     "FileTooLargeError",
     "GitIgnore",
+    "IgnoreFiles",
+    "ReadOnlyFileError",
     "SourceError",
     "SourceFile",
     "StaleFileError",
@@ -63,9 +66,18 @@ class SourceError(Exception):
 class FileTooLargeError(SourceError):
     """Over `max-file-size`: skipped with a warning, not a failure (generated files are big)."""
 
+    @property
+    def file_error(self) -> FileError:
+        return FileError(filename=str(self.path), message=self.message, skipped=True)
+
 
 class StaleFileError(SourceError):
     """The file on disk is not the one we read: writing would drop someone else's change."""
+
+
+class ReadOnlyFileError(SourceError):
+    """The user cannot write the file (no write permission, or none of its write bits set):
+    a fix is never written over it, even where the directory would allow the rename."""
 
 
 # --------------------------------------------------------------------------- reading
@@ -161,6 +173,9 @@ def write_source_atomic(source: SourceFile, new_text: str) -> None:
         raise StaleFileError(source.path, f"file disappeared or became unreadable during the run: {exc}") from exc
     if current != source.raw:
         raise StaleFileError(source.path, "file changed on disk while it was being checked; fixes not written")
+    # `os.access` answers for this user; the mode bits also hold for root, whom the OS lets write anything.
+    if not os.access(target, os.W_OK) or not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
+        raise ReadOnlyFileError(source.path, "Permission denied: the file is read-only; fixes not written")
     fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".jaxloopfix-tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -192,122 +207,87 @@ def _fsync_directory(directory: Path) -> None:
 
 
 @dataclass(frozen=True)
-class _IgnoreRule:
-    regex: re.Pattern[str]
-    negate: bool
-    dir_only: bool
-    anchored: bool  # contains a slash: matched against the path from the .gitignore's directory
-
-
-@dataclass(frozen=True)
 class GitIgnore:
-    """The glob lines of one `.gitignore` (last matching line wins, `!` re-includes).
+    """The patterns of one ignore file (`.gitignore`, `.git/info/exclude`), matched by
+    `pathspec`'s implementation of gitignore(5): last matching line wins, `!` re-includes."""
 
-    Deliberately small: no nested .gitignore files and no global excludes; the
-    patterns follow gitignore(5) for `*`, `?`, `[...]`, `**`, a leading or inner
-    `/` (anchored), a trailing `/` (directories only) and `\\` escapes.
-    """
-
-    rules: tuple[_IgnoreRule, ...] = ()
+    spec: pathspec.GitIgnoreSpec = field(default_factory=lambda: pathspec.GitIgnoreSpec.from_lines([]))
 
     @classmethod
     def from_text(cls, text: str) -> GitIgnore:
-        rules = []
-        for line in text.splitlines():
-            rule = _parse_ignore_line(line)
-            if rule is not None:
-                rules.append(rule)
-        return cls(tuple(rules))
+        return cls(pathspec.GitIgnoreSpec.from_lines(text.splitlines()))
 
     @classmethod
-    def load(cls, directory: Path) -> GitIgnore:
-        """The `.gitignore` in `directory`; empty when absent or unreadable."""
+    def load(cls, path: Path) -> GitIgnore | None:
+        """The ignore file at `path`; None when absent or unreadable."""
         try:
-            return cls.from_text((directory / ".gitignore").read_text(encoding="utf-8", errors="replace"))
+            return cls.from_text(path.read_text(encoding="utf-8", errors="replace"))
         except OSError:
-            return cls()
+            return None
+
+    def decides(self, rel: str, *, is_dir: bool) -> bool | None:
+        """True (ignored) or False (re-included by `!`) when a line matches `rel` (posix,
+        relative to the file's directory), None when none does."""
+        return self.spec.check_file(rel + "/" if is_dir else rel).include
 
     def is_ignored(self, rel: str, *, is_dir: bool) -> bool:
-        """Whether `rel` (posix, relative to the .gitignore's directory) is ignored."""
-        name = rel.rsplit("/", 1)[-1]
-        ignored = False
-        for rule in self.rules:
-            if rule.dir_only and not is_dir:
-                continue
-            if rule.regex.fullmatch(rel if rule.anchored else name):
-                ignored = not rule.negate
-        return ignored
+        return bool(self.decides(rel, is_dir=is_dir))
 
 
-def _parse_ignore_line(line: str) -> _IgnoreRule | None:
-    if not line or line.startswith("#"):
-        return None
-    # Trailing spaces are ignored unless escaped.
-    stripped = line.rstrip(" ")
-    if stripped.endswith("\\") and len(stripped) < len(line):
-        stripped += " "
-    line = stripped
-    negate = line.startswith("!")
-    if negate:
-        line = line[1:]
-    elif line.startswith("\\!") or line.startswith("\\#"):
-        line = line[1:]
-    dir_only = line.endswith("/")
-    line = line.rstrip("/")
-    if not line:
-        return None
-    anchored = "/" in line
-    line = line.lstrip("/")
-    return _IgnoreRule(re.compile(_glob_to_regex(line)), negate, dir_only, anchored)
+class IgnoreFiles:
+    """Every ignore file git would apply to a walk: the repository's `.git/info/exclude`, the
+    `.gitignore` of each directory from the repository's top down to the walked one, and those
+    found in the walked directories. A deeper file's matching line wins over a shallower one's."""
 
-
-def _glob_to_regex(pattern: str) -> str:
-    """Translate one gitignore glob: `*`/`?` stop at `/`, `**` spans directories."""
-    out: list[str] = []
-    i, n = 0, len(pattern)
-    while i < n:
-        c = pattern[i]
-        if c == "*":
-            if pattern.startswith("**", i):
-                at_start = i == 0 or pattern[i - 1] == "/"
-                j = i + 2
-                if at_start and j < n and pattern[j] == "/":
-                    out.append("(?:.*/)?")  # "**/x" and "a/**/x": zero or more directories
-                    i = j + 1
-                    continue
-                if at_start and j == n:
-                    out.append(".*")  # "a/**": everything inside
-                    i = j
-                    continue
-                out.append("[^/]*")  # "a**b": an ordinary star
-                i = j
-                continue
-            out.append("[^/]*")
-        elif c == "?":
-            out.append("[^/]")
-        elif c == "\\" and i + 1 < n:
-            i += 1
-            out.append(re.escape(pattern[i]))
-        elif c == "[":
-            j = i + 1
-            if j < n and pattern[j] in "!^":
-                j += 1
-            if j < n and pattern[j] == "]":
-                j += 1
-            while j < n and pattern[j] != "]":
-                j += 1
-            if j >= n:
-                out.append(re.escape(c))  # unterminated: a literal "["
-            else:
-                body = pattern[i + 1 : j]
-                if body[:1] in ("!", "^"):
-                    body = "^" + body[1:]
-                out.append("[" + body.replace("\\", "\\\\") + "]")
-                i = j
+    def __init__(self, root: Path) -> None:
+        self._files: dict[str, tuple[GitIgnore, ...]] = {}
+        top = _repository_top(root)
+        chain: list[tuple[str, GitIgnore]] = []
+        if top is not None:
+            exclude = GitIgnore.load(top / ".git" / "info" / "exclude")
+            if exclude is not None:
+                chain.append((str(top), exclude))
+            directories = [top, *reversed([d for d in root.resolve().parents if top in d.parents]), root.resolve()]
+            for directory in dict.fromkeys(directories):
+                found = GitIgnore.load(directory / ".gitignore")
+                if found is not None:
+                    chain.append((str(directory), found))
         else:
-            out.append(re.escape(c))
-        i += 1
-    return "".join(out)
+            found = GitIgnore.load(root / ".gitignore")
+            if found is not None:
+                chain.append((str(root.resolve()), found))
+        self._above = chain
+        self._root = str(root.resolve())
+
+    def is_ignored(self, directory: str, name: str, *, is_dir: bool) -> bool:
+        """Whether `name` in `directory` (a resolved path at or below the walked root) is ignored."""
+        path = os.path.join(directory, name)
+        for base, ignore in reversed([*self._above, *self._below(directory)]):
+            decided = ignore.decides(os.path.relpath(path, base).replace(os.sep, "/"), is_dir=is_dir)
+            if decided is not None:
+                return decided
+        return False
+
+    def _below(self, directory: str) -> list[tuple[str, GitIgnore]]:
+        """The `.gitignore` files of the walked directories from below the root down to `directory`."""
+        out = []
+        current = directory
+        while current != self._root and current.startswith(self._root):
+            if current not in self._files:
+                found = GitIgnore.load(Path(current) / ".gitignore")
+                self._files[current] = () if found is None else (found,)
+            out.extend((current, f) for f in self._files[current])
+            current = os.path.dirname(current)
+        return list(reversed(out))
+
+
+def _repository_top(root: Path) -> Path | None:
+    """The nearest directory at or above `root` holding `.git` (a directory or a worktree's file)."""
+    resolved = root.resolve()
+    for directory in [resolved, *resolved.parents]:
+        if (directory / ".git").exists():
+            return directory
+    return None
 
 
 # --------------------------------------------------------------------------- discovery
@@ -329,7 +309,8 @@ def discover(paths: Sequence[Path | str], settings: Settings, *, leave_out: Abst
     A file named explicitly is always checked, whatever its suffix or the exclude
     settings: the user asked for it. A directory is walked recursively in sorted
     order, keeping `*.py` files and skipping hidden directories, `settings.is_excluded`
-    paths and whatever the `.gitignore` at the top of that directory ignores.
+    paths and whatever git ignores there (`IgnoreFiles`: nested `.gitignore` files, those
+    above it up to the repository's top, and `.git/info/exclude`).
     Symlinked directories are not followed (no cycles). Each file appears once.
     `leave_out`: resolved paths (`realpath`) of files the caller has already.
     """
@@ -363,7 +344,7 @@ def _walk(root: Path, settings: Settings) -> list[tuple[str, str | None]]:
     entry's resolved path is the resolved root joined with its relative parts, and its
     path relative to the project (what excludes match) that of the root joined with them:
     the walk works on strings, and `discover` makes a `Path` only of each file it keeps."""
-    gitignore = GitIgnore.load(root)
+    ignored = IgnoreFiles(root)
     # An excluded root was still asked for by name: judge only what lies below it.
     below = replace(settings, project_root=root) if settings.is_excluded(root) else settings
     base = os.path.realpath(root)
@@ -395,7 +376,7 @@ def _walk(root: Path, settings: Settings) -> list[tuple[str, str | None]]:
                 excluded = below.is_excluded(Path(entry.path), None if resolved is None else Path(resolved))
             else:
                 excluded = below.excludes(prefix[0] + rel, (*prefix[1], *rel_parts))
-            if excluded or gitignore.is_ignored(rel, is_dir=is_dir):
+            if excluded or ignored.is_ignored(os.path.join(base, *parts), name, is_dir=is_dir):
                 continue
             if is_dir:
                 stack.append((entry.path, rel_parts))

@@ -48,6 +48,8 @@ class Pool:
         self.jobs = max(1, jobs)
         self._workers: list[ProcessPoolExecutor] = []
         self._home: dict[Hashable, int] = {}  # key -> the worker that last took it
+        # Told how many items of the current `map` are done, as they finish (progress display).
+        self.progress: Callable[[int, int], None] | None = None
 
     def map(
         self,
@@ -68,7 +70,7 @@ class Pool:
         homes = self._homes(len(items), keys, sticky)
         known = any(home is not None for home in homes)
         if self.jobs == 1 or len(items) < (2 if started else 2 * MIN_FILES_PER_WORKER) and not (started and known):
-            return [func(item) for item in items]
+            return [self._told(func(item), index + 1, len(items)) for index, item in enumerate(items)]
         if not started:
             # `spawn` never copies a parent's threads or locks; workers import only jaxloopfix.
             context = multiprocessing.get_context("spawn")
@@ -101,14 +103,22 @@ class Pool:
         for worker in range(self.jobs):
             for _ in range(2):  # two in flight, so a worker never waits on the parent
                 feed(worker)
+        finished = 0
         while running:
             done, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in done:
                 chunk, worker = running.pop(future)
                 for index, result in zip(chunk, future.result(), strict=True):
                     results[index] = result
+                finished += len(chunk)
+                self._told(None, finished, len(items))
                 feed(worker)
         return results  # type: ignore[return-value]
+
+    def _told(self, result: R, done: int, total: int) -> R:
+        if self.progress is not None:
+            self.progress(done, total)
+        return result
 
     def _homes(self, count: int, keys: Sequence[Hashable] | None, sticky: Sequence[bool] | None) -> list[int | None]:
         """Per item, the worker it goes back to (None: any)."""
@@ -136,6 +146,16 @@ class Pool:
             executor.shutdown()
         self._workers = []
 
+    def terminate(self) -> None:
+        """End the workers now, mid-task (Ctrl-C, an error): waiting for them, as `close` does,
+        would leave them running, each holding its project's trees, after the command is gone."""
+        for executor in self._workers:
+            # `ProcessPoolExecutor` has no public way to stop a running task before Python 3.14.
+            for process in list((getattr(executor, "_processes", None) or {}).values()):
+                process.terminate()
+            executor.shutdown(wait=False, cancel_futures=True)
+        self._workers = []
+
 
 def _each(func: Callable[[T], R], items: list[T]) -> list[R]:
     """`func` over a chunk of items, in a worker."""
@@ -147,5 +167,7 @@ def pool(jobs: int) -> Iterator[Pool]:
     workers = Pool(jobs)
     try:
         yield workers
-    finally:
-        workers.close()
+    except BaseException:
+        workers.terminate()
+        raise
+    workers.close()

@@ -5,7 +5,7 @@ server (one document) and `verify FILE` each see one file; a loop there is trace
 jitted function in another module calls it. The project is found from the file (the nearest
 directory holding `pyproject.toml`, `setup.cfg`, `setup.py` or `.git`), and its other Python
 files join the run as context: they are analysed for what they trace (results cache
-included), never reported or fixed. `--isolated` turns this off.
+included), never reported or fixed. `--no-project` turns this off.
 """
 
 from __future__ import annotations
@@ -65,3 +65,42 @@ def context_files(
     have = {real[f] if f in real else os.path.realpath(f) for f in files}
     found = discover(roots, settings, leave_out=have)
     return [p for p in found.files if p.suffix in (".py", ".ipynb")]
+
+
+def within_budget(sizes: Mapping[Path, int], per_file: int, total: int) -> tuple[list[Path], dict[Path, str]]:
+    """The context files to read, and why each other one is left out.
+
+    A file over `per_file` is left out (generated code, data tables); of the rest, the smallest
+    are kept until `total` bytes, so a budget spent on one large module still keeps the many
+    small ones that usually hold the jitted entry points."""
+    kept: list[Path] = []
+    left_out: dict[Path, str] = {}
+    spent = 0
+    for path in sorted(sizes, key=lambda p: (sizes[p], str(p))):
+        size = sizes[path]
+        if size > per_file:
+            left_out[path] = f"over max-context-file-size ({per_file} bytes)"
+        elif spent + size > total:
+            left_out[path] = f"beyond max-context-size ({total} bytes in all)"
+        else:
+            kept.append(path)
+            spent += size
+    order = {path: i for i, path in enumerate(sizes)}
+    return sorted(kept, key=order.__getitem__), left_out
+
+
+def left_out_warning(left_out: Mapping[Path, str]) -> str:
+    """One line for the files the context pass left out: what the user loses and how to get it back."""
+    names = sorted(_shown(p) for p in left_out)
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    reasons = sorted(set(left_out.values()))
+    return (
+        f"project context: {len(names)} file(s) left out ({'; '.join(reasons)}): {shown}; "
+        "what they trace is not seen here (check them too, or raise the limit)"
+    )
+
+
+def _shown(path: Path) -> str:
+    """`path` relative to the working directory when it is below it, as the checked files are shown."""
+    relative = os.path.relpath(os.path.abspath(path))
+    return str(path) if relative.startswith("..") else relative

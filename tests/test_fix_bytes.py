@@ -16,8 +16,8 @@ ORIGINAL = (
 )
 EXPECTED = (
     b"# -*- coding: cp1252 -*-\n# caf\xe9 \xa9\nimport jax\nimport jax.numpy as jnp\nfrom jax import lax\n\n\n"
-    b"@jax.jit\ndef f(xs: jax.Array):\n\th = jnp.zeros(xs.shape[1])   \n"
-    b"\tdef step(h, xs_t):  # over time\n\t\th = jnp.tanh(h + xs_t)  # caf\xe9\n\t\treturn h, h\n"
+    b"@jax.jit\ndef f(xs: jax.Array):\n\th = jnp.zeros(xs.shape[1])   \n\n"
+    b"\tdef step(h, xs_t):  # over time\n\t\th = jnp.tanh(h + xs_t)  # caf\xe9\n\t\treturn h, h\n\n"
     b"\th, outs = lax.scan(step, h, xs)\n\treturn outs"
 )
 

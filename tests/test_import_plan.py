@@ -1,4 +1,5 @@
-"""The imports a fix adds: `ImportPlan.apply` hands libcst's `AddImportsVisitor` only the
+"""The imports a fix adds. Beside the module's `jax` imports, they go where isort (ruff's
+`I001`) puts them; elsewhere `ImportPlan.apply` hands libcst's `AddImportsVisitor` only the
 module's head, and must produce the very module the visitor makes of the whole file."""
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ import pytest
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor
 
-from jaxloopfix.rewrite.imports import ImportPlan
+from jaxloopfix.rewrite.imports import ImportPlan, sorted_import
 
 BODY = '''
 
@@ -52,7 +53,15 @@ def _whole_module(module: cst.Module, to_add) -> str:
     return AddImportsVisitor(context).transform_module(module).code
 
 
-@pytest.mark.parametrize("head", HEADS, ids=list(HEADS))
+# Heads without a one-import line of `jax`: the imports go where `AddImportsVisitor` puts them.
+FALLBACK_HEADS = [h for h in HEADS if sorted_import(cst.parse_module(HEADS[h]), "jax", "lax", None) is None]
+
+
+def test_the_fallback_heads_are_those_without_a_jax_import_line() -> None:
+    assert set(FALLBACK_HEADS) == {"nothing", "docstring", "future import", "conditional import"}
+
+
+@pytest.mark.parametrize("head", FALLBACK_HEADS)
 @pytest.mark.parametrize("body", ["", BODY, "y = 2\n"], ids=["head only", "with code", "code right after"])
 @pytest.mark.parametrize("to_add", WANTED, ids=lambda w: "+".join(f"{m}.{o}" for m, o, _ in w))
 def test_imports_added_to_the_head_match_the_whole_module(head: str, body: str, to_add) -> None:
@@ -60,6 +69,33 @@ def test_imports_added_to_the_head_match_the_whole_module(head: str, body: str, 
     plan = ImportPlan(module, taken=set())
     plan.to_add = list(to_add)
     assert plan.apply(module).code == _whole_module(module, to_add)
+
+
+@pytest.mark.parametrize(
+    ("head", "to_add", "expected"),
+    [
+        # After first-party imports, libcst would append it; isort keeps it with `jax`.
+        ("import jax\nimport jax.numpy as jnp\n\nfrom mypkg import layers\n", [("jax", "lax", None)],
+         "import jax\nimport jax.numpy as jnp\nfrom jax import lax\n\nfrom mypkg import layers\n"),
+        # An unaliased `from jax import` line takes the name in member order.
+        ("import jax\nfrom jax import random\n", [("jax", "lax", None)], "import jax\nfrom jax import lax, random\n"),
+        ("from jax import Array, vmap\n", [("jax", "lax", None)], "from jax import Array, lax, vmap\n"),
+        # An aliased one (`combine-as-imports` off) keeps its own line.
+        ("import jax\nfrom jax import jit as J\n", [("jax", "lax", None)],
+         "import jax\nfrom jax import jit as J\nfrom jax import lax\n"),
+        # `import` lines come before `from` lines, by module.
+        ('"""Doc."""\n\nimport os\n\nimport jax\nimport numpy as np\nfrom jax import lax\n', [("jax.numpy", None, "jnp")],
+         '"""Doc."""\n\nimport os\n\nimport jax\nimport jax.numpy as jnp\nimport numpy as np\nfrom jax import lax\n'),
+        # A new first line of the section keeps the comment above the section.
+        ("import os\n\n# third party\nimport numpy as np\nfrom jax import grad as g\n", [("jax.numpy", None, "jnp")],
+         "import os\n\n# third party\nimport jax.numpy as jnp\nimport numpy as np\nfrom jax import grad as g\n"),
+    ],
+)
+def test_imports_join_the_jax_section_in_isort_order(head: str, to_add, expected: str) -> None:
+    module = cst.parse_module(head + BODY)
+    plan = ImportPlan(module, taken=set())
+    plan.to_add = list(to_add)
+    assert plan.apply(module).code == expected + BODY
 
 
 def test_the_imports_are_added() -> None:

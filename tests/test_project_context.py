@@ -65,7 +65,7 @@ def test_a_file_checked_alone_gets_the_project_diagnostics_and_isolated_turns_th
         assert _shown(_check("--no-cache", given), "seqmodel/layers.py") == whole
     # The note still names the caller in the other file.
     assert "called from traced function `loss` on line 11 of" in alone[0][4] and "train.py" in alone[0][4]
-    assert _shown(_check("--isolated", "seqmodel/layers.py"), "seqmodel/layers.py") == []
+    assert _shown(_check("--no-project", "seqmodel/layers.py"), "seqmodel/layers.py") == []
     # Only the requested file is reported.
     assert {Path(d["filename"]).name for d in _check("seqmodel/layers.py")} == {"layers.py"}
 
@@ -99,7 +99,7 @@ def test_verify_follows_the_project_too(project):
     assert result.exit_code == 0, result.output
     (report,) = json.loads(result.stdout)
     assert report["status"] == "equivalent", report["message"]
-    isolated = CliRunner().invoke(main, ["verify", "--isolated", "--no-measure", "seqmodel/layers.py::encode"])
+    isolated = CliRunner().invoke(main, ["verify", "--no-project", "--no-measure", "seqmodel/layers.py::encode"])
     assert "no fixable loop" in isolated.output
 
 
@@ -120,7 +120,7 @@ def test_a_notebook_traces_project_functions_for_a_file_checked_alone(tmp_path, 
     # Only `summarize` is traced now, by the notebook's jitted `total`.
     assert [d["location"]["row"] for d in found] == [loop_row], found
     assert "explore.ipynb" in found[0]["traced_reason"]
-    assert _check("--isolated", "seqmodel/layers.py") == []
+    assert _check("--no-project", "seqmodel/layers.py") == []
 
 
 def test_a_damaged_project_file_does_not_change_a_file_checked_alone(project):

@@ -247,13 +247,13 @@ def smooth(xs: jax.Array):
 
 
 def test_tune_measures_the_associative_form_of_a_linear_recurrence(tmp_path, monkeypatch):
-    """For `h = a * h + b`, `--tune-unroll` also measures `lax.associative_scan`, checked equal to
+    """For `h = a * h + b`, `--tune` also measures `lax.associative_scan`, checked equal to
     the loop on the same inputs before it may be chosen, and says what it chose and why."""
     path = tmp_path / "ema.py"
     path.write_text(EMA)
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(
-        main, ["verify", "--unsafe-fixes", "--tune-unroll", "--lengths", "6", "--no-grad", "--output-format", "json", path.name]
+        main, ["verify", "--unsafe-fixes", "--tune", "--lengths", "6", "--no-grad", "--output-format", "json", path.name]
     )
     assert result.exit_code == 0, result.output
     (report,) = json.loads(result.stdout)
@@ -261,12 +261,12 @@ def test_tune_measures_the_associative_form_of_a_linear_recurrence(tmp_path, mon
     unroll = report["unroll"]
     assert {int(k) for k in unroll["runs"]} == {0, 1, 2, 4, 8, 16}
     assert unroll["associative"] == "equivalent on every case" and "excluded" not in unroll
-    text = CliRunner().invoke(main, ["verify", "--unsafe-fixes", "--tune-unroll", "--lengths", "6", "--no-grad", path.name])
+    text = CliRunner().invoke(main, ["verify", "--unsafe-fixes", "--tune", "--lengths", "6", "--no-grad", path.name])
     assert "tuned: wrote `lax." in text.stdout and "`lax.associative_scan`" in text.stdout
 
 
 def test_tuned_form_is_written_into_the_fix(tmp_path, monkeypatch):
-    """The form `--tune-unroll` measured fastest is the one written: the associative form, or a
+    """The form `--tune` measured fastest is the one written: the associative form, or a
     plain scan (with its unroll) where the scan won on this backend."""
     import jaxloopfix.verify.gate as gate
 
@@ -281,7 +281,7 @@ def test_tuned_form_is_written_into_the_fix(tmp_path, monkeypatch):
         path = tmp_path / "ema.py"
         path.write_text(EMA)
         monkeypatch.chdir(tmp_path)
-        result = CliRunner().invoke(main, ["check", "--fix", "--verify", "--unsafe-fixes", "--tune-unroll", path.name])
+        result = CliRunner().invoke(main, ["check", "--fix", "--verify", "--unsafe-fixes", "--tune", path.name])
         assert result.exit_code == 0, result.output
         assert expected in path.read_text()
         assert "wrote `lax." in result.output

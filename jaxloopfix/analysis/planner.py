@@ -153,8 +153,9 @@ class LoopPlanner:
         if early is not None:
             plan.refusal = early
             plan.bounds = None
-            if any(_append_target(s) for s in descendants(loop.body)):
-                plan.accumulators.append(_placeholder_accumulator("", loop))  # reported as JLF001
+            appended = next((name for s in descendants(loop.body) if (name := _append_target(s))), None)
+            if appended is not None:  # reported as JLF001, naming the list the loop appends to
+                plan.accumulators.append(_placeholder_accumulator(appended, loop))
             return plan
         element_names = [name for name, _ in iteration.elements]
         body = list(loop.body.body)
@@ -698,9 +699,10 @@ class LoopPlanner:
                             "makes the gradient nan"
                         )
             return None
+        # The loop runs this test on Python values; only the scan's step would trace them.
         return (
-            f"Python control flow on the per-step value `{found[0]}` fails under a trace "
-            "(see JLF004: `jnp.where` keeps it traced)"
+            f"the step's Python control flow on `{found[0]}` runs in the loop, but in a `lax.scan` step "
+            "that value is traced and the test would raise (write it with `jnp.where` or `lax.cond` first)"
         )
 
     def _module_call(self, loop: cst.For) -> str | None:

@@ -42,6 +42,14 @@ class Report:
     fixed: int = 0
     # code -> kebab-case rule name, for `--statistics`.
     rule_names: Mapping[str, str] = field(default_factory=dict)
+    # No file was checked at all (every one skipped, or none found): never "All checks passed!".
+    checked_none: bool = False
+    # What the run confirmed, said on stderr: `verified: path: message`.
+    notes: Sequence[FileError] = ()
+    # `--fix --verify` ran: a fix still offered was held back by verification, not left for `--fix`.
+    verified_run: bool = False
+    # `-q`: findings and errors only (no summary, warnings or notes).
+    quiet: bool = False
 
 
 def write_file_errors(report: Report, stream: TextIO, *, color: bool | None = None) -> None:
@@ -54,8 +62,12 @@ def write_file_errors(report: Report, stream: TextIO, *, color: bool | None = No
         if error.location is not None:
             where += f":{error.location.row}:{error.location.column}"
         writer.line(("error", "bold red"), ": ", (where, "bold"), f": {error.message}")
+    if report.quiet:
+        return
     for warning in report.warnings:
         writer.line(("warning", "bold yellow"), ": ", (warning.filename, "bold"), f": {warning.message}")
+    for note in report.notes:
+        writer.line(("verified", "bold green"), ": ", (note.filename, "bold"), f": {note.message}")
 
 
 def emit(
@@ -77,7 +89,7 @@ def emit(
             stats.write_text(report, out, color=color)
         else:
             github.write(report, out)
-        report = Report(warnings=report.warnings)  # errors already annotated
+        report = Report(warnings=report.warnings, notes=report.notes)  # errors already annotated
         write_file_errors(report, err, color=err_color)
         return
 

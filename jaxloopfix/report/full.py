@@ -7,6 +7,7 @@ counts as traced at all.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TextIO
 
 from jaxloopfix.diagnostics import Diagnostic
@@ -24,7 +25,7 @@ def write(report: Report, stream: TextIO, *, color: bool | None = None) -> None:
     writer = StyledWriter(stream, color)
     lines_cache: dict[str, list[str]] = {}
     for diagnostic in report.diagnostics:
-        writer.line(*header(diagnostic, report.unsafe_fixes))
+        writer.line(*header(_headline(diagnostic), report.unsafe_fixes))
         source = report.sources.get(diagnostic.filename)
         if source is not None and "cell" not in diagnostic.extra:
             if diagnostic.filename not in lines_cache:
@@ -67,9 +68,24 @@ def _underline(diagnostic: Diagnostic, line: str) -> tuple[int, int]:
     return indent, max(width, 1)
 
 
+def _headline(diagnostic: Diagnostic) -> Diagnostic:
+    """The diagnostic without the "(no fix: ...)" its message ends with: the note below says it."""
+    suffix = f" (no fix: {diagnostic.no_fix_reason})"
+    if diagnostic.no_fix_reason and diagnostic.message.endswith(suffix):
+        return replace(diagnostic, message=diagnostic.message.removesuffix(suffix))
+    return diagnostic
+
+
 def _write_notes(writer: StyledWriter, diagnostic: Diagnostic) -> None:
-    if diagnostic.fix is not None:
-        writer.line("  = ", ("help", "bold cyan"), f": {diagnostic.fix.message}")
+    fix = diagnostic.fix
+    if fix is not None and fix.assumptions:
+        # One headline, then one line per assumption.
+        check = f", `jaxloopfix verify` settles {'it' if len(fix.assumptions) == 1 else 'them'}" if fix.verifiable else ""
+        writer.line("  = ", ("help", "bold cyan"), f": {fix.title} (unsafe{check}):")
+        for assumption in fix.assumptions:
+            writer.line(f"          - {assumption}")
+    elif fix is not None:
+        writer.line("  = ", ("help", "bold cyan"), f": {fix.message}")
     elif diagnostic.no_fix_reason:
         writer.line("  = ", ("note", "bold"), f": no fix available: {diagnostic.no_fix_reason}")
     if diagnostic.traced_reason:

@@ -26,8 +26,12 @@ def summary_lines(report: Report) -> list[str]:
         lines.append(f"Found {plural(remaining, 'error')}.")
     elif fixed:
         lines.append(f"Fixed {plural(fixed, 'error')}.")
-    elif not report.errors:
+    elif not report.errors and not report.checked_none:
         lines.append("All checks passed!")
+    skipped = sorted({w.filename for w in report.warnings if w.skipped})
+    if skipped:
+        names = ", ".join(skipped[:3]) + (f" and {len(skipped) - 3} more" if len(skipped) > 3 else "")
+        lines.append(f"{plural(len(skipped), 'file')} not checked (over `max-file-size`): {names}.")
 
     applicable = sum(d.fix_applies(report.unsafe_fixes) for d in report.diagnostics)
     hidden = sum(
@@ -35,6 +39,14 @@ def summary_lines(report: Report) -> list[str]:
         for d in report.diagnostics
     )
     hint = f"{plural(hidden, 'hidden fix', 'es')} can be enabled with the `--unsafe-fixes` option"
+    if report.verified_run and (applicable or hidden):
+        # `--fix --verify` already offered them: verification held them back, `--fix` would not help.
+        held = applicable + hidden
+        lines.append(
+            f"{plural(held, 'fix', 'es')} not applied: `verify` could not confirm {'it' if held == 1 else 'them'} "
+            "(see the warnings)."
+        )
+        return lines
     if applicable and hidden:
         lines.append(f"[*] {applicable} fixable with the `--fix` option ({hint}).")
     elif applicable:
@@ -45,6 +57,8 @@ def summary_lines(report: Report) -> list[str]:
 
 
 def write(report: Report, stream: TextIO, *, color: bool | None = None) -> None:
+    if report.quiet:
+        return
     writer = StyledWriter(stream, color)
     for line in summary_lines(report):
         if line.startswith("[*]"):

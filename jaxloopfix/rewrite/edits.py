@@ -87,5 +87,19 @@ def fix_from_rewrite(
     if not edits:
         return None, "the rewrite produced no change"
     if unsafe_reasons:
-        return Fix(Applicability.UNSAFE, f"{title} (unsafe: {'; '.join(unsafe_reasons)})", edits), None
-    return Fix(Applicability.SAFE, title, edits), None
+        return unsafe_fix(title, unsafe_reasons, edits), None
+    return Fix(Applicability.SAFE, title, edits, title=title), None
+
+
+# How an analysis marks an assumption that running both versions on JAX decides.
+VERIFY_SETTLES = "; `jaxloopfix verify` settles it"
+
+
+def unsafe_fix(title: str, reasons: Sequence[str], edits: tuple[Edit, ...]) -> Fix:
+    """An unsafe fix whose message states each assumption once, and says once (not after every
+    carry's assumption) that `jaxloopfix verify` settles them."""
+    assumptions = tuple(dict.fromkeys(r.removesuffix(VERIFY_SETTLES) for r in reasons))
+    verifiable = any(r.endswith(VERIFY_SETTLES) for r in reasons)
+    hint = "; `jaxloopfix verify` settles this" if verifiable else ""
+    message = f"{title} (unsafe: {'; '.join(assumptions)}{hint})"
+    return Fix(Applicability.UNSAFE, message, edits, title=title, assumptions=assumptions, verifiable=verifiable)

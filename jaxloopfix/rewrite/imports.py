@@ -103,12 +103,105 @@ class ImportPlan:
 
         context = CodemodContext()
         for mod, obj, asname in self.to_add:
+            placed = sorted_import(module, mod, obj, asname)
+            if placed is not None:
+                module = placed
+                continue
             AddImportsVisitor.add_needed_import(context, mod, obj, asname)
+        if not context.scratch:
+            return module
         # The visitor copies and walks the module it is given, a second or more on a large
         # one; it reads and changes only the module's head, so it is given only that.
         head = _import_head(module)
         done = AddImportsVisitor(context).transform_module(module.with_changes(body=module.body[:head]))
         return done.with_changes(body=[*done.body, *module.body[head:]])
+
+
+# --------------------------------------------------------------------------- isort's order
+
+def _member_key(name: str) -> tuple[int, str, str]:
+    """isort's order of imported names with `order-by-type` (ruff's default): CONSTANTS, then
+    Classes, then the rest, each case-insensitively."""
+    kind = 0 if name.isupper() and len(name) > 1 else 1 if name[:1].isupper() else 2
+    return kind, name.lower(), name
+
+
+def _statement_key(small: cst.Import | cst.ImportFrom) -> tuple:
+    """isort's order of import statements in a section (`force-sort-within-sections` off):
+    `import a` lines before `from a import b` lines, each by module, case-insensitively."""
+    if isinstance(small, cst.Import):
+        dotted = _dotted(small.names[0].name)
+        return 0, dotted.lower(), dotted, ()
+    dotted = _dotted(small.module) if small.module is not None else ""
+    names = [] if isinstance(small.names, cst.ImportStar) else [_dotted(a.name) for a in small.names]
+    return 1, dotted.lower(), dotted, tuple(_member_key(n) for n in names)
+
+
+def _one_import(statement: cst.BaseStatement) -> cst.Import | cst.ImportFrom | None:
+    if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
+        small = statement.body[0]
+        if isinstance(small, cst.Import) or (isinstance(small, cst.ImportFrom) and not small.relative):
+            return small
+    return None
+
+
+def _jax_section(body: Sequence[cst.BaseStatement]) -> tuple[int, int] | None:
+    """The section (a run of one-import lines with no blank line inside) that imports `jax`:
+    where isort keeps the third-party imports a new `jax` import joins."""
+    start = 0
+    while start < len(body):
+        if _one_import(body[start]) is None:
+            start += 1
+            continue
+        stop = start + 1
+        while stop < len(body) and _one_import(body[stop]) is not None and not body[stop].leading_lines:
+            stop += 1
+        for statement in body[start:stop]:
+            small = _one_import(statement)
+            modules = (
+                [_dotted(a.name) for a in small.names] if isinstance(small, cst.Import)
+                else [_dotted(small.module)] if small is not None and small.module is not None else []
+            )
+            if any(m == "jax" or m.startswith("jax.") for m in modules):
+                return start, stop
+        start = stop
+    return None
+
+
+def sorted_import(module: cst.Module, mod: str, obj: str | None, asname: str | None) -> cst.Module | None:
+    """`module` with the import added where isort (ruff's `I001`) puts it, in the section that
+    imports `jax`: a name joins an unaliased `from mod import ...` line in member order, or a new
+    line goes in statement order. None when the module has no such section (the caller falls back)."""
+    section = _jax_section(module.body)
+    if section is None:
+        return None
+    start, stop = section
+    body = list(module.body)
+    alias = cst.AsName(name=cst.Name(asname)) if asname else None
+    if obj is not None and alias is None:
+        for index in range(start, stop):
+            small = _one_import(body[index])
+            if (isinstance(small, cst.ImportFrom) and small.module is not None and _dotted(small.module) == mod
+                    and not isinstance(small.names, cst.ImportStar) and not small.lpar
+                    and all(a.asname is None for a in small.names)):
+                names = sorted([_dotted(a.name) for a in small.names] + [obj], key=_member_key)
+                aliases = [cst.ImportAlias(name=cst.Name(n)) for n in names]
+                new_small = small.with_changes(names=aliases)
+                body[index] = body[index].with_changes(body=[new_small])  # type: ignore[union-attr]
+                return module.with_changes(body=body)
+    if obj is None:
+        text = f"import {mod}" + (f" as {asname}" if asname else "")
+    else:
+        text = f"from {mod} import {obj}" + (f" as {asname}" if asname else "")
+    line = cst.parse_statement(text + "\n")
+    key = _statement_key(_one_import(line))  # type: ignore[arg-type]
+    index = next((i for i in range(start, stop) if _statement_key(_one_import(body[i])) > key), stop)  # type: ignore[arg-type]
+    if index == start:
+        # The section's first line keeps the blank lines and comments above the section.
+        line = line.with_changes(leading_lines=body[start].leading_lines)
+        body[start] = body[start].with_changes(leading_lines=[])
+    body.insert(index, line)
+    return module.with_changes(body=body)
 
 
 def _import_head(module: cst.Module) -> int:

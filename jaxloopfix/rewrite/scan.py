@@ -367,6 +367,26 @@ def _atom(expr: str) -> str:
     return f"({expr})"
 
 
+def _blank_lines_around_defs(body: list[cst.BaseStatement], start: int, stop: int) -> list[cst.BaseStatement]:
+    """`body` with an empty line before each function defined in `body[start:stop]` (unless it
+    opens the block) and before the statement after it: what `ruff format` and black write, so
+    a formatted file stays formatted after the fix."""
+    out = list(body)
+    for index in range(start, stop):
+        if not isinstance(out[index], cst.FunctionDef):
+            continue
+        for neighbour in (index, index + 1):
+            if 0 < neighbour < len(out) and not _opens_with_blank(out[neighbour]):
+                statement = out[neighbour]
+                out[neighbour] = statement.with_changes(leading_lines=[cst.EmptyLine(indent=False), *statement.leading_lines])
+    return out
+
+
+def _opens_with_blank(statement: cst.BaseStatement) -> bool:
+    lines = statement.leading_lines
+    return bool(lines) and lines[0].comment is None
+
+
 class _ModuleRewrite(cst.CSTTransformer):
     """Splice the scan into the module: loop -> step def + scan, drop inits, replace finishers."""
 
@@ -395,6 +415,7 @@ class _ModuleRewrite(cst.CSTTransformer):
             return updated
         new_body: list[cst.BaseStatement] = []
         carried: list[cst.EmptyLine] = []
+        spaced_until = -1  # the statements up to here are the replacement, laid out as a formatter would
         for old, new in zip(original.body, updated.body):
             if id(old) in self.inits:
                 carried.extend(_comment_lines(old))  # type: ignore[arg-type]
@@ -404,11 +425,14 @@ class _ModuleRewrite(cst.CSTTransformer):
                 first = first.with_changes(leading_lines=[*carried, *first.leading_lines])
                 carried = []
                 new_body.extend([first, *rest])
+                spaced_until = len(new_body)
                 continue
             if carried:
                 new = new.with_changes(leading_lines=[*carried, *new.leading_lines])
                 carried = []
             new_body.append(new)
+        if spaced_until >= 0:
+            new_body = _blank_lines_around_defs(new_body, spaced_until - len(self.replacement), spaced_until)
         if carried:
             return updated.with_changes(body=new_body, footer=[*carried, *updated.footer])
         return updated.with_changes(body=new_body)

@@ -33,9 +33,11 @@ class ScanCarryOnly(Rule):
     @jax.jit
     def final_state(W, xs):
         h = jnp.zeros(W.shape[0])
+
         def step(h, xs_t):
             h = jnp.tanh(W @ h + xs_t)
             return h, None
+
         h, _ = lax.scan(step, h, xs)
         return h
     ```

@@ -22,6 +22,8 @@ class FixGate:
     settings: Settings
     notes: list[FileError] = field(default_factory=list)
     results: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Per function found equivalent: what was verified, on which inputs (said after the run).
+    verified: list[FileError] = field(default_factory=list)
 
 
 def verify_file(
@@ -99,6 +101,7 @@ def gate_fixes(path: Path, text: str, settings: Settings, options: VerifyOptions
         function = qualified.rsplit(".", 1)[-1]
         gate.results[qualified] = result
         if statuses[function] == "equivalent":
+            gate.verified.append(FileError(str(path), f"`{qualified}` fixed: {verified_on(result)}"))
             tuned = result.get("unroll") or {}
             choice = tuned.get("choice")
             if isinstance(choice, int):
@@ -121,12 +124,21 @@ def gate_fixes(path: Path, text: str, settings: Settings, options: VerifyOptions
     return gate
 
 
+def verified_on(result: dict[str, Any]) -> str:
+    """What `verify` compared for a function it found equivalent, and on which inputs."""
+    cases = result.get("cases") or []
+    source = result.get("input_source") or "synthesized"
+    shown = "; ".join(f"{c.get('label')}: {c.get('inputs')}" for c in cases[:2] if c.get("inputs"))
+    more = f"; and {len(cases) - 2} more" if len(cases) > 2 else ""
+    return f"equal to the loop on {source} inputs ({shown}{more}); {result.get('message', '')}"
+
+
 def variant_name(key: int) -> str:
     return "`lax.associative_scan`" if key == ASSOCIATIVE_VARIANT else f"`lax.scan(unroll={key})`"
 
 
 def tuned_choice(tuned: dict[str, Any]) -> str:
-    """What `--tune-unroll` wrote and why: each variant's median run time on these inputs."""
+    """What `--tune` wrote and why: each variant's median run time on these inputs."""
     runs = tuned.get("runs") or {}
     timings = ", ".join(
         f"{variant_name(int(k))} {float(r['run_median_s']) * 1e3:.3g} ms" for k, r in sorted(runs.items(), key=lambda kv: int(kv[0]))
