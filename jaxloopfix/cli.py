@@ -146,6 +146,7 @@ def main() -> None:
 @click.option("--show-settings", is_flag=True, help="Print the settings the paths are checked with, and exit.")
 @click.option("--force-exclude", is_flag=True, help="Apply `exclude` to paths named on the command line too.")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only: no summary, warnings or progress.")
+@click.option("-w", "--watch", is_flag=True, help="Check again whenever a checked file changes (Ctrl-C ends it).")
 @click.option(
     "--color", type=click.Choice(["auto", "always", "never"], case_sensitive=False), default="auto", show_default=True,
     help="Colour in the output (auto: when writing to a terminal).",
@@ -183,6 +184,7 @@ def check(
     force_exclude: bool = False,
     quiet: bool = False,
     color: str = "auto",
+    watch: bool = False,
 ) -> None:
     """Check PATHS (default: the current directory) for loops unrolled under a JAX trace."""
     if _OWN_PROCESS:
@@ -225,6 +227,8 @@ def check(
         _show_files(given, settings)
     if add_noqa:
         _add_noqa(given, settings, jobs=jobs, isolated=isolated)
+    if watch and (fix or diff or use_stdin):
+        raise click.UsageError("--watch reports only: it cannot be combined with --fix, --diff or stdin")
     painted = {"always": True, "never": False}.get(color.lower())
 
     if use_stdin:
@@ -239,6 +243,17 @@ def check(
 
             verify = VerifyOptions(tune_unroll=tune_unroll)
         cache = None if no_cache else ResultCache(settings.project_root or Path.cwd())
+        if watch:
+            from jaxloopfix.watch import watch_files
+
+            def once() -> None:
+                results = api.check_paths(given, settings, jobs=jobs or default_jobs(), cache=cache, isolated=isolated)
+                if cache is not None:
+                    cache.save()
+                _finish(results, diff=False, unsafe=unsafe_fixes, output_format=output_format, statistics=statistics,
+                        rule_names=names, out=sys.stdout, quiet=quiet, color=painted)
+
+            watch_files(given, settings, once)  # until Ctrl-C (exit 130)
         with _progress(sys.stderr, quiet=quiet) as progress:
             results = api.check_paths(
                 given, settings, fix=fix or diff, unsafe=unsafe_fixes, write=not diff,

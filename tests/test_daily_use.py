@@ -424,3 +424,28 @@ def test_messages_say_each_thing_once_and_name_it(tmp_path: Path) -> None:
     assert [b[:34] for b in bullets] == ["- cannot prove the carry `h` keeps", "- cannot prove the carry `c` keeps"]
     concise = run("--output-format", "concise", "m.py").stdout
     assert "(no fix: " + refusal in concise  # one line per finding: the reason stays on it
+
+
+def test_watch_checks_again_when_a_file_changes(tmp_path: Path) -> None:
+    """`--watch` reports, then reports again after a checked file changes, until Ctrl-C (130)."""
+    (tmp_path / "m.py").write_text(CLEAN)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "jaxloopfix", "check", "--watch", "--no-cache", "--output-format", "concise", "."],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    assert process.stdout is not None
+    lines: list[str] = []
+
+    def read_until(text: str) -> None:
+        deadline = time.monotonic() + 60
+        while not any(text in line for line in lines) and time.monotonic() < deadline:
+            lines.append(process.stdout.readline())
+
+    read_until("All checks passed!")
+    (tmp_path / "m.py").write_text(SEED_SOURCE)
+    read_until("Found 1 error.")
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=30)
+    assert process.returncode == 130
+    assert any("JLF001" in line for line in lines) and "File changed: m.py" in err
