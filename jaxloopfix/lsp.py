@@ -2,17 +2,22 @@
 
 - Diagnostics are published on open, save and (debounced, ~300 ms after the last
   keystroke, always on the latest text) on change.
-- Code actions: a quick fix per fixable diagnostic ("Rewrite loop with lax.scan"),
+- Diagnostics carry the notes `check` prints below a finding (why the function is traced,
+  why no fix, what an unsafe fix assumes) as `relatedInformation`, and the same as `data`.
+- Code actions: a quick fix per fixable diagnostic, titled with its fix's headline ("Rewrite
+  loop with lax.scan", "Mark n static with static_argnames", ...),
   `source.fixAll.jaxloopfix` (every safe fix, as `check --fix` writes it) and
   "Suppress <CODE> on this line" (`# noqa: <CODE>`).
+- Hover on a line with a finding shows its rule's documentation (`jaxloopfix rule CODE`).
 - An unsafe fix not yet verified equal also gets "Verify with JAX, then apply": the
   `jaxloopfix.verifyAndApply` command runs `verify` on that function in a child process
   (see `lsp_verify`), reports work-done progress, and applies the fix only when it verified
   equal on the text still in the editor.
 - Settings come from the `[tool.jaxloopfix]` table of the document's project,
   looked up once per directory.
-- Nothing a handler does may take the server down: every handler is wrapped, and
-  code that does not parse keeps the last good diagnostics of that document.
+- Nothing a handler does may take the server down: every handler is wrapped. Code that does
+  not parse gets one `invalid-syntax` error in place of its diagnostics (as `ruff server`
+  does); a failure of the engine itself keeps the last good diagnostics of that document.
 
 The engine speaks 1-based rows and code-point columns plus character offsets; LSP
 speaks 0-based lines and UTF-16 code units (or whatever encoding was negotiated).
@@ -39,7 +44,7 @@ from pygls.lsp.server import LanguageServer
 
 from jaxloopfix import __version__
 from jaxloopfix.config import ConfigError, Settings, find_pyproject, load_settings
-from jaxloopfix.diagnostics import Applicability, Diagnostic
+from jaxloopfix.diagnostics import Applicability, Diagnostic, Fix
 from jaxloopfix.engine import NOQA, ParseError, apply_fixes, lint_text
 from jaxloopfix.lsp_verify import COMMAND, EQUIVALENT, action_title, record, report, verify_off_loop
 
@@ -49,7 +54,7 @@ logger = logging.getLogger(__name__)
 
 SOURCE = "jaxloopfix"
 FIX_ALL_KIND = "source.fixAll.jaxloopfix"
-QUICKFIX_TITLE = "Rewrite loop with lax.scan"
+SYNTAX_ERROR_CODE = "invalid-syntax"
 DEBOUNCE_SECONDS = 0.3
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -125,6 +130,17 @@ class _Lint:
     diagnostics: list[Diagnostic]
 
 
+@dataclass
+class _SyntaxError:
+    """The last text of a document that did not parse, and where (1-based; None: unknown)."""
+
+    text: str
+    version: int | None
+    message: str
+    row: int | None
+    column: int | None
+
+
 class JaxLoopFixServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("jaxloopfix", __version__)
@@ -133,6 +149,7 @@ class JaxLoopFixServer(LanguageServer):
         # open and after a save (any saved file may change what it traces), not on every edit.
         self.traced_settings: dict[Path, Settings] = {}
         self.last_good: dict[str, _Lint] = {}
+        self.syntax_errors: dict[str, _SyntaxError] = {}
         self.pending: dict[str, asyncio.Task[None]] = {}
         self.config_errors_shown: set[str] = set()
         # (uri, function) of the `verifyAndApply` runs under way: asked again meanwhile, it is not run twice.
@@ -206,8 +223,10 @@ class JaxLoopFixServer(LanguageServer):
         return doc.source, doc.version, path, str(path) if path else (doc.filename or "untitled.py")
 
     def lint(self, uri: str) -> tuple[str, list[Diagnostic]] | None:
-        """Lint the current text of `uri`; None when it does not parse (or the engine failed)."""
+        """Lint the current text of `uri`; None when it does not parse (then `syntax_errors[uri]`
+        says where) or the engine failed."""
         text, version, path, filename = self.document(uri)
+        self.syntax_errors.pop(uri, None)
         cached = self.last_good.get(uri)
         if cached is not None and cached.text == text:
             # The same text again (an edit undone): publish it under the current version.
@@ -219,7 +238,14 @@ class JaxLoopFixServer(LanguageServer):
         else:
             try:
                 diagnostics = lint_text(text, filename, settings)
-            except (ParseError, SyntaxError, RecursionError):
+            except ParseError as exc:
+                self.syntax_errors[uri] = _SyntaxError(text, version, exc.message, exc.row, exc.column)
+                return None
+            except SyntaxError as exc:
+                self.syntax_errors[uri] = _SyntaxError(text, version, f"SyntaxError: {exc.msg}", exc.lineno, exc.offset)
+                return None
+            except RecursionError:
+                self.syntax_errors[uri] = _SyntaxError(text, version, "the code is nested too deeply to analyse", None, None)
                 return None
             except Exception:  # noqa: BLE001 - a rule bug must not end the session
                 logger.exception("jaxloopfix failed on %s", uri)
@@ -227,19 +253,32 @@ class JaxLoopFixServer(LanguageServer):
         self.last_good[uri] = _Lint(text, version, diagnostics)
         return text, diagnostics
 
-    def publish(self, uri: str) -> None:
+    def publish(self, uri: str) -> bool:
+        """Publish the diagnostics of the current text of `uri`: its findings, or the one
+        `invalid-syntax` error of a text that does not parse. False: nothing was published
+        (the engine failed; the client keeps what it shows)."""
         result = self.lint(uri)
         if result is None:
-            return  # half-typed code: the client keeps the last good diagnostics
+            error = self.syntax_errors.get(uri)
+            if error is None:
+                return False
+            index = _LineIndex(error.text, self.encoding())
+            self.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(
+                    uri=uri, diagnostics=[_syntax_diagnostic(error, index)], version=error.version
+                )
+            )
+            return True
         text, diagnostics = result
         index = _LineIndex(text, self.encoding())
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(
                 uri=uri,
-                diagnostics=[_to_lsp_diagnostic(d, index) for d in diagnostics],
+                diagnostics=[_to_lsp_diagnostic(d, index, uri) for d in diagnostics],
                 version=self.last_good[uri].version,
             )
         )
+        return True
 
     def cancel_pending(self, uri: str) -> None:
         task = self.pending.pop(uri, None)
@@ -267,16 +306,118 @@ class JaxLoopFixServer(LanguageServer):
         self.pending[uri] = task
 
 
-def _to_lsp_diagnostic(diagnostic: Diagnostic, index: _LineIndex) -> types.Diagnostic:
+def _to_lsp_diagnostic(diagnostic: Diagnostic, index: _LineIndex, uri: str) -> types.Diagnostic:
     start = index.position_of(diagnostic.location.row, diagnostic.location.column)
     end = index.position_of(diagnostic.end_location.row, diagnostic.end_location.column)
+    here = types.Range(start=start, end=end)
+    notes = _notes(diagnostic)
     return types.Diagnostic(
-        range=types.Range(start=start, end=end),
+        range=here,
         message=diagnostic.message,
         severity=types.DiagnosticSeverity.Warning,
         code=diagnostic.code,
         source=SOURCE,
+        # No codeDescription: the project names no URL for its documentation (pyproject.toml
+        # has no [project.urls]); hover shows the rule's documentation instead.
+        related_information=[
+            types.DiagnosticRelatedInformation(location=types.Location(uri=uri, range=here), message=note)
+            for note in notes
+        ]
+        or None,
+        data=_data(diagnostic),
     )
+
+
+def _title(fix: Fix) -> str:
+    # A fix without its parts (as an older results cache stored it) has its title first in its message.
+    return fix.title or fix.message.split(" (unsafe: ", 1)[0]
+
+
+def _notes(diagnostic: Diagnostic) -> list[str]:
+    """What `check` prints below a finding, one line each: the fix (and what an unsafe one
+    assumes), or why there is none, and why the function is traced."""
+    notes = []
+    fix = diagnostic.fix
+    if fix is not None:
+        title = _title(fix)
+        if fix.applicability is Applicability.UNSAFE:
+            settles = ", `jaxloopfix verify` settles this" if fix.verifiable else ""
+            notes.append(f"unsafe fix: {title}{settles}")
+            notes.extend(f"the fix assumes: {assumption}" for assumption in fix.assumptions)
+        else:
+            notes.append(f"fix: {title}")
+    elif diagnostic.no_fix_reason:
+        notes.append(f"no fix available: {diagnostic.no_fix_reason}")
+    if diagnostic.traced_reason:
+        notes.append(diagnostic.traced_reason)
+    return notes
+
+
+def _data(diagnostic: Diagnostic) -> dict[str, Any]:
+    """The same notes as fields, for clients that read `data` rather than `relatedInformation`."""
+    data: dict[str, Any] = {}
+    if diagnostic.traced_reason:
+        data["traced_reason"] = diagnostic.traced_reason
+    if diagnostic.no_fix_reason:
+        data["no_fix_reason"] = diagnostic.no_fix_reason
+    fix = diagnostic.fix
+    if fix is not None:
+        data["fix"] = {
+            "title": _title(fix),
+            "applicability": fix.applicability.value,
+            "assumptions": list(fix.assumptions),
+            "verifiable": fix.verifiable,
+        }
+    return data
+
+
+def _syntax_diagnostic(error: _SyntaxError, index: _LineIndex) -> types.Diagnostic:
+    """One error at the parser's position (the start of the file where it gave none)."""
+    if error.row is None:
+        start = end = 0
+    else:
+        start = index.offset(error.row, error.column or 1)
+        line = max(0, min(error.row - 1, len(index.spans) - 1))
+        end = min(start + 1, index.line_end(line))  # the character it stopped at, if any
+    return types.Diagnostic(
+        range=types.Range(start=index.position(start), end=index.position(end)),
+        message=error.message,
+        severity=types.DiagnosticSeverity.Error,
+        code=SYNTAX_ERROR_CODE,
+        source=SOURCE,
+    )
+
+
+def _headline(fix: Fix) -> str:
+    """The fix's title up to its first note ("; ..." outside backquotes), as plain text: an
+    action menu shows no Markdown."""
+    title = _title(fix)
+    quoted = False
+    for i, char in enumerate(title):
+        if char == "`":
+            quoted = not quoted
+        elif not quoted and title.startswith("; ", i):
+            title = title[:i]
+            break
+    return title.replace("`", "")
+
+
+def quickfix_title(fix: Fix, verified_equal: bool = False) -> str:
+    """The quick fix's title: its headline, and whether it is unsafe (or verified equal)."""
+    title = _headline(fix)
+    if fix.applicability is Applicability.UNSAFE:
+        title += " (unsafe, verified equal)" if verified_equal else " (unsafe)"
+    return title
+
+
+def rule_documentation(code: str) -> str | None:
+    """What `jaxloopfix rule CODE` prints (Markdown), or None for a code that is no rule."""
+    from jaxloopfix.rules import RULES_BY_CODE
+
+    rule = RULES_BY_CODE.get(code)
+    if rule is None:
+        return None
+    return f"# {rule.name} ({rule.code})\n\n{inspect.cleandoc(rule.__doc__ or rule.summary)}"
 
 
 # --------------------------------------------------------------------------- handlers
@@ -319,11 +460,9 @@ server = JaxLoopFixServer()
 def did_open(ls: JaxLoopFixServer, params: types.DidOpenTextDocumentParams) -> None:
     uri = params.text_document.uri
     ls.last_good.pop(uri, None)
-    if ls.lint(uri) is None:
-        # Opened with a syntax error: nothing good to keep, so show nothing.
+    if not ls.publish(uri):
+        # The engine failed on it: nothing good to keep, so show nothing.
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
-        return
-    ls.publish(uri)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
@@ -350,6 +489,7 @@ def did_close(ls: JaxLoopFixServer, params: types.DidCloseTextDocumentParams) ->
     uri = params.text_document.uri
     ls.cancel_pending(uri)
     ls.last_good.pop(uri, None)
+    ls.syntax_errors.pop(uri, None)
     ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
 
@@ -428,12 +568,10 @@ def code_action(ls: JaxLoopFixServer, params: types.CodeActionParams) -> list[ty
 
     if _wanted(only, types.CodeActionKind.QuickFix):
         for diagnostic in in_range:
-            lsp_diagnostic = _to_lsp_diagnostic(diagnostic, index)
+            lsp_diagnostic = _to_lsp_diagnostic(diagnostic, index, uri)
             if diagnostic.fix is not None:
-                title = QUICKFIX_TITLE
                 equal = diagnostic.extra.get("function") in verified
-                if diagnostic.fix.applicability is Applicability.UNSAFE:
-                    title += " (unsafe, verified equal)" if equal else " (unsafe)"
+                title = quickfix_title(diagnostic.fix, equal)
                 edits = [
                     types.TextEdit(
                         range=types.Range(start=index.position(e.start), end=index.position(e.end)),
@@ -460,7 +598,7 @@ def code_action(ls: JaxLoopFixServer, params: types.CodeActionParams) -> list[ty
                     types.CodeAction(
                         title=f"Suppress {diagnostic.code} on this line",
                         kind=types.CodeActionKind.QuickFix,
-                        diagnostics=[_to_lsp_diagnostic(diagnostic, index)],
+                        diagnostics=[_to_lsp_diagnostic(diagnostic, index, uri)],
                         edit=types.WorkspaceEdit(changes={uri: [edit]}),
                     )
                 )
@@ -478,6 +616,24 @@ def code_action(ls: JaxLoopFixServer, params: types.CodeActionParams) -> list[ty
                 )
             )
     return actions
+
+
+@server.feature(types.TEXT_DOCUMENT_HOVER)
+@_safe(default=None)
+def hover(ls: JaxLoopFixServer, params: types.HoverParams) -> types.Hover | None:
+    """On a line with findings: the documentation of their rules, as `jaxloopfix rule` prints it."""
+    result = ls.lint(params.text_document.uri)
+    if result is None:
+        return None
+    _, diagnostics = result
+    line = params.position.line + 1
+    here = [d for d in diagnostics if d.location.row <= line <= d.end_location.row]
+    documents = [doc for doc in (rule_documentation(code) for code in dict.fromkeys(d.code for d in here)) if doc]
+    if not documents:
+        return None
+    return types.Hover(
+        contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n\n---\n\n".join(documents))
+    )
 
 
 def _fix_all_edit(ls: JaxLoopFixServer, uri: str, text: str, index: _LineIndex) -> types.TextEdit | None:
@@ -594,7 +750,7 @@ async def _apply(ls: JaxLoopFixServer, uri: str, text: str, version: int | None,
     if edit is None:
         _message(ls, types.MessageType.Warning, f"jaxloopfix: `{function}` verified equal, but it has no fix to apply")
         return
-    label = f"jaxloopfix: rewrite `{function}` with lax.scan (verified equal)"
+    label = f"jaxloopfix: apply the fix of `{function}` (verified equal)"
     result = await ls.workspace_apply_edit_async(
         types.ApplyWorkspaceEditParams(edit=_workspace_edit(ls, uri, version, edit), label=label)
     )

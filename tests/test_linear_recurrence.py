@@ -48,7 +48,7 @@ NAMES = [name for name in load_module(FORMS, "recurrence_forms_names").INPUTS]
 @pytest.mark.parametrize("name", NAMES)
 def test_form_chosen(modules, name: str) -> None:
     """Linear recurrences get `lax.associative_scan` (of `jnp.add`/`jnp.multiply` for running sums
-    and products); the traps never do."""
+    and products); the traps never do, nor (by default) the matrix recurrences."""
     _, _, fixed = modules
     source = _function_source(fixed, name)
     associative = "associative_scan(" in source
@@ -124,6 +124,40 @@ def test_overflow_of_growing_factors_is_a_difference_verify_reports(modules) -> 
     assert not comparison.equal and "NaN" in comparison.reason
 
 
+MATRIX = [name for name in NAMES if name.startswith("matrix_")]
+
+
+def test_matrix_recurrences_compose_by_matrix_products_where_tuned(tmp_path: Path) -> None:
+    """`h = A @ h + b` stays a `lax.scan` by default (a product of matrices per composition costs
+    O(n^3)); where `--tune` chose the associative form (a form override), the rewrite composes the
+    steps by matrix products and runs equal to the loop in float64, forward and reversed, vector
+    and matrix carries, values and gradients, with a trip count equal to the state size too."""
+    text = FORMS.read_text(encoding="utf-8")
+    default, _, _ = apply_fixes(text, str(FORMS), Settings(), unsafe=True)
+    tuned_settings = Settings(form_overrides=tuple((name, "associative") for name in MATRIX))
+    tuned, _, _ = apply_fixes(text, str(FORMS), tuned_settings, unsafe=True)
+    for name in MATRIX:
+        assert "associative_scan(" not in _function_source(default, name)
+        assert "associative_scan(" in _function_source(tuned, name), _function_source(tuned, name)
+    (tmp_path / "matrix_fixed.py").write_text(tuned, encoding="utf-8")
+    original = load_module(FORMS, "matrix_forms_original")
+    rewritten = load_module(tmp_path / "matrix_fixed.py", "matrix_forms_fixed")
+    with jax.enable_x64(True), jax.default_matmul_precision("highest"):
+        eps = float(jnp.finfo(jnp.float64).eps)
+        for name in MATRIX:
+            for T, B in ((3, 3), (4, 2)):
+                args = tuple(jnp.asarray(a, jnp.float64) for a in original.INPUTS[name](T, B))
+                f, g = getattr(original, name), getattr(rewritten, name)
+                tolerance = 200 * eps * T
+                for expected, actual in zip(jax.tree_util.tree_leaves(f(*args)), jax.tree_util.tree_leaves(g(*args))):
+                    assert expected.shape == actual.shape and expected.dtype == actual.dtype
+                    np.testing.assert_allclose(actual, expected, rtol=tolerance, atol=tolerance)
+                grads_f = jax.grad(lambda *a: _loss(f, a), argnums=(0, 1))(*args)
+                grads_g = jax.grad(lambda *a: _loss(g, a), argnums=(0, 1))(*args)
+                for expected, actual in zip(grads_f, grads_g):
+                    np.testing.assert_allclose(actual, expected, rtol=tolerance, atol=tolerance)
+
+
 def _affine(text: str, carry: str = "h") -> tuple[str, str] | None:
     found = affine_parts(cst.parse_expression(text), carry, lambda node: cst.Module([]).code_for_node(node))
     return None if found is None else (found.scale, found.shift)
@@ -177,6 +211,27 @@ def test_extremum_part(text: str, found: tuple[str, str, int] | None) -> None:
     statement = parsed.module.body[-1]
     result = extremum_part(statement.body[0].value, "h", parsed)
     assert (None if result is None else (result.operation, parsed.code(result.value), result.position)) == found
+
+
+@pytest.mark.parametrize(
+    ("text", "parts"),
+    [
+        ("A @ h + b", ("A", "b")),
+        ("b + A[t] @ h", ("A[t]", "b")),
+        ("(W * 0.5) @ h - x", ("(W * 0.5)", "-x")),
+        ("A @ h", ("A", ZERO)),
+        ("h @ A + b", None),  # the carry on the left: not read
+        ("A @ h + h", None),
+        ("(A @ h) @ B", None),
+        ("x - A @ h", None),
+        ("A @ jnp.tanh(h) + b", None),
+    ],
+)
+def test_matrix_parts(text: str, parts: tuple[str, str] | None) -> None:
+    from jaxloopfix.analysis.linear_recurrence import matrix_parts
+
+    found = matrix_parts(cst.parse_expression(text), "h", lambda node: cst.Module([]).code_for_node(node))
+    assert (None if found is None else (found.scale, found.shift)) == parts
 
 
 def test_message_and_title_name_the_associative_form() -> None:

@@ -350,3 +350,139 @@ async def test_tracing_from_other_modules_reaches_an_open_document(client: Langu
     summarize_loop = layers.read_text(encoding="utf-8").splitlines().index("    for value in history:")
     assert {6, 14, summarize_loop} <= lines, republished.diagnostics
     _close(client, layers.as_uri())
+
+
+# --------------------------------------------------------------------------- issue 31: the editor
+
+
+@pytest.mark.asyncio(loop_scope="module")
+@pytest.mark.parametrize(
+    ("fixture", "code", "title"),
+    [
+        ("JLF001/vmap_step_def.py", "JLF001", "Rewrite loop with jax.vmap (its steps are independent)"),
+        ("JLF001/vmap_decorated.py", "JLF001", "Rewrite the linear recurrence acc = a * acc + b with lax.associative_scan (unsafe)"),
+        # Its title goes on ("; `if t == 0:` becomes `jnp.where` ..."): the action keeps the headline.
+        ("JLF001/index_select_first_step.py", "JLF001", "Rewrite loop with lax.scan (unsafe)"),
+        ("JLF003/bare_jit_power.py", "JLF003", "Mark n static with static_argnames (unsafe)"),
+        ("JLF004/masked_update.py", "JLF004", "Select with jnp.where (both branches are evaluated)"),
+    ],
+    ids=["vmap", "associative_scan", "scan_with_notes", "static_argnames", "jnp_where"],
+)
+async def test_quick_fix_is_titled_by_its_fix(client: LanguageClient, tmp_path: Path, fixture: str, code: str, title: str):
+    from fixture_tools import FIXTURES
+
+    text = (FIXTURES / fixture).read_text(encoding="utf-8")
+    path = tmp_path / Path(fixture).name
+    uri = path.as_uri()
+    (diagnostic,) = [d for d in (await _open(client, path, text)).diagnostics if d.code == code]
+    actions = await _actions(client, uri, diagnostic, only=[types.CodeActionKind.QuickFix])
+    fixes = [a for a in actions if a.edit is not None and not a.title.startswith("Suppress")]
+    assert [a.title for a in fixes] == [title], [a.title for a in actions]
+    _close(client, uri)
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_syntax_error_replaces_the_diagnostics(client: LanguageClient, tmp_path: Path):
+    """Half-typed code gets one `invalid-syntax` error where the parser stopped, not the old findings."""
+    path = tmp_path / "typing.py"
+    uri = path.as_uri()
+    assert [d.code for d in (await _open(client, path, SEED)).diagnostics] == ["JLF001"]
+
+    broken = SEED.replace("        x_t = inputs[i]\n", "        x_t = inputs[i\n")
+    since = len(client.published)  # type: ignore[attr-defined]
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=broken)],
+        )
+    )
+    (error,) = (await _wait_published(client, uri, since, version=2)).diagnostics
+    assert (error.code, error.source, error.severity) == ("invalid-syntax", "jaxloopfix", types.DiagnosticSeverity.Error)
+    assert "SyntaxError" in error.message
+    # Where the parser stopped: inside the loop body, not at the top of the file.
+    assert 9 <= error.range.start.line <= 11, error
+    assert await _actions(client, uri, error) == []
+
+    since = len(client.published)  # type: ignore[attr-defined]
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=3),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=SEED)],
+        )
+    )
+    assert [d.code for d in (await _wait_published(client, uri, since, version=3)).diagnostics] == ["JLF001"]
+    _close(client, uri)
+
+    # Opened broken: the error at once.
+    (error,) = (await _open(client, tmp_path / "opened_broken.py", "def f(:\n    pass\n")).diagnostics
+    assert error.code == "invalid-syntax"
+    assert error.range.start == types.Position(line=0, character=6)
+    _close(client, (tmp_path / "opened_broken.py").as_uri())
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_hover_shows_the_rule_documentation(client: LanguageClient, tmp_path: Path):
+    from click.testing import CliRunner
+
+    from jaxloopfix.cli import main
+
+    path = tmp_path / "hover.py"
+    uri = path.as_uri()
+    (diagnostic,) = (await _open(client, path, SEED)).diagnostics
+
+    async def hover(line: int, character: int) -> types.Hover | None:
+        return await client.text_document_hover_async(
+            types.HoverParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                position=types.Position(line=line, character=character),
+            )
+        )
+
+    found = await hover(diagnostic.range.start.line, 0)
+    assert found is not None and isinstance(found.contents, types.MarkupContent)
+    assert found.contents.kind == types.MarkupKind.Markdown
+    printed = CliRunner().invoke(main, ["rule", "JLF001"])
+    assert printed.exit_code == 0
+    assert found.contents.value == printed.stdout.strip()
+    assert await hover(0, 3) is None  # `import jax`: no finding on that line
+    _close(client, uri)
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_diagnostics_carry_their_notes(client: LanguageClient, tmp_path: Path):
+    """Why the function is traced, why there is no fix, what an unsafe fix assumes: in
+    `relatedInformation` (at the finding) and in `data`."""
+    from fixture_tools import FIXTURES
+
+    from jaxloopfix.engine import lint_text
+
+    text = (FIXTURES / "JLF004" / "masked_update.py").read_text(encoding="utf-8")
+    path = tmp_path / "masked_update.py"
+    uri = path.as_uri()
+    published = {d.code: d for d in (await _open(client, path, text)).diagnostics}
+    engine = {d.code: d for d in lint_text(text, str(path), Settings())}
+    refused, fixed = published["JLF002"], published["JLF004"]
+
+    assert engine["JLF002"].fix is None and engine["JLF002"].no_fix_reason and engine["JLF002"].traced_reason
+    notes = [(r.location.uri, r.location.range, r.message) for r in refused.related_information or []]
+    assert notes == [
+        (uri, refused.range, f"no fix available: {engine['JLF002'].no_fix_reason}"),
+        (uri, refused.range, engine["JLF002"].traced_reason),
+    ]
+    assert refused.data == {"traced_reason": engine["JLF002"].traced_reason, "no_fix_reason": engine["JLF002"].no_fix_reason}
+
+    fix = engine["JLF004"].fix
+    assert fix is not None
+    assert [r.message for r in fixed.related_information or []] == [f"fix: {fix.title}", engine["JLF004"].traced_reason]
+    assert fixed.data["fix"]["applicability"] == "safe"
+
+    # An unsafe fix: its assumptions, one note each.
+    (unsafe,) = (await _open(client, tmp_path / "rnn.py", SEED)).diagnostics
+    (seed,) = lint_text(SEED, str(tmp_path / "rnn.py"), Settings())
+    assert seed.fix is not None and seed.fix.assumptions
+    messages = [r.message for r in unsafe.related_information or []]
+    assert messages[0].startswith(f"unsafe fix: {seed.fix.title}")
+    assert messages[1:] == [f"the fix assumes: {a}" for a in seed.fix.assumptions] + [seed.traced_reason]
+    assert unsafe.data["fix"]["assumptions"] == list(seed.fix.assumptions)
+    _close(client, uri)
+    _close(client, (tmp_path / "rnn.py").as_uri())

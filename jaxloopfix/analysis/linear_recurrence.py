@@ -10,6 +10,9 @@ differences, negation, products and quotients where at most one operand holds `h
 divisor never does. Anything else that touches `h` (a call, a power, `h @ W`, `h[i]`) is not
 affine as far as this module can prove, and the loop stays a `lax.scan`.
 
+`matrix_parts` reads `h = A @ h + b` (a Kalman filter's mean, a linear RNN): its steps compose by
+matrix products, O(n^3) each, so it is rewritten only where `--tune` measured it faster.
+
 A running maximum or minimum (`h = jnp.maximum(h, v)` with `v` free of `h`) is the other
 associative recurrence people write: `extremum_part` reads it, and the steps' `v`s combine with
 `lax.associative_scan(jnp.maximum)` (`lax.cummax`), exactly, since `maximum` is associative.
@@ -63,6 +66,8 @@ class LinearRecurrence:
     after: list[cst.BaseStatement] = field(default_factory=list)
     # "maximum" / "minimum" for `h = jnp.maximum(h, v)`; "" for an affine update.
     extremum: str = ""
+    # `h = A @ h + b`: a matrix recurrence (its steps compose by matrix products).
+    matrix: bool = False
 
 
 def bare(expr: cst.BaseExpression) -> cst.BaseExpression:
@@ -173,6 +178,34 @@ def extremum_part(expr: cst.BaseExpression, carry: str, parsed: ParsedModule) ->
     for own, other, position in ((first, second, 1), (second, first, 0)):
         if isinstance(own, cst.Name) and own.value == carry and carry not in {n.value for n in loads(other)}:
             return Extremum(operation, other, position)
+    return None
+
+
+def matrix_parts(expr: cst.BaseExpression, carry: str, code: Callable[[cst.CSTNode], str]) -> Affine | None:
+    """`expr` as `A @ carry + b` (or `b + A @ carry`, `A @ carry - b`, `A @ carry`) with `A` and `b`
+    free of `carry`: the matrix `A` and the shift `b` as text, or None."""
+    expr = bare(expr)
+
+    def free(node: cst.BaseExpression) -> bool:
+        return carry not in {n.value for n in loads(node)}
+
+    def product(node: cst.BaseExpression) -> str | None:
+        node = bare(node)
+        if (isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.MatrixMultiply)
+                and isinstance(bare(node.right), cst.Name) and bare(node.right).value == carry and free(node.left)):
+            return _atom(code(bare(node.left)))
+        return None
+
+    if (matrix := product(expr)) is not None:
+        return Affine(matrix, ZERO)
+    if not isinstance(expr, cst.BinaryOperation) or not isinstance(expr.operator, (cst.Add, cst.Subtract)):
+        return None
+    left, right = product(expr.left), product(expr.right)
+    if left is not None and free(expr.right):
+        shift = _atom(code(bare(expr.right)))
+        return Affine(left, shift if isinstance(expr.operator, cst.Add) else f"-{shift}")
+    if right is not None and free(expr.left) and isinstance(expr.operator, cst.Add):
+        return Affine(right, _atom(code(bare(expr.left))))
     return None
 
 
@@ -297,11 +330,14 @@ def find_linear_recurrence(plan: LoopPlan, parsed: ParsedModule) -> tuple[Linear
         # int64 array, which would widen an integer carry (`h = h + t` on int8).
         return None, f"the index `{plan.index}` is used as a value, not only to index"
     extremum = extremum_part(value, carry, parsed) if isinstance(update.body[0], cst.Assign) else None
-    if extremum is None and affine_parts(new_value(update, value), carry, lambda node: cst.Module([]).code_for_node(node)) is None:  # type: ignore[arg-type]
-        return None, (f"the update of `{carry}` is not `a * {carry} + b` with `a` and `b` free of `{carry}`, "
-                      f"nor a running `jnp.maximum`/`jnp.minimum`")
+    code = lambda node: cst.Module([]).code_for_node(node)  # noqa: E731
+    affine = None if extremum else affine_parts(new_value(update, value), carry, code)  # type: ignore[arg-type]
+    matrix = None if extremum or affine else matrix_parts(new_value(update, value), carry, code)  # type: ignore[arg-type]
+    if extremum is None and affine is None and matrix is None:
+        return None, (f"the update of `{carry}` is not `a * {carry} + b` (nor `A @ {carry} + b`) with `a` and `b` "
+                      f"free of `{carry}`, nor a running `jnp.maximum`/`jnp.minimum`")
     return LinearRecurrence(carry, update, value, before, outputs, after,  # type: ignore[arg-type]
-                            extremum.operation if extremum else ""), ""
+                            extremum.operation if extremum else "", matrix is not None), ""
 
 
 def _index_as_value(node: cst.CSTNode, index: str) -> bool:
@@ -330,15 +366,18 @@ def _plain_assignment(statement: cst.BaseStatement, augmented: bool = False) -> 
 
 # What computes every step's carry at once, by the recurrence's shape.
 PRIMITIVES = {"sum": "lax.associative_scan(jnp.add)", "product": "lax.associative_scan(jnp.multiply)",
-              "affine": "lax.associative_scan", "maximum": "lax.associative_scan(jnp.maximum)",
+              "affine": "lax.associative_scan", "matrix": "lax.associative_scan",
+              "maximum": "lax.associative_scan(jnp.maximum)",
               "minimum": "lax.associative_scan(jnp.minimum)"}
 
 
 def recurrence_kind(recurrence: LinearRecurrence) -> str:
-    """"sum" (`h = h + b`), "product" (`h = a * h`), "affine" (`h = a * h + b`), or "maximum" /
-    "minimum" (`h = jnp.maximum(h, v)`)."""
+    """"sum" (`h = h + b`), "product" (`h = a * h`), "affine" (`h = a * h + b`), "matrix"
+    (`h = A @ h + b`), or "maximum" / "minimum" (`h = jnp.maximum(h, v)`)."""
     if recurrence.extremum:
         return recurrence.extremum
+    if recurrence.matrix:
+        return "matrix"
     affine = affine_parts(new_value(recurrence.update, recurrence.value), recurrence.carry,
                           lambda node: cst.Module([]).code_for_node(node))
     assert affine is not None
@@ -350,4 +389,6 @@ def recurrence_text(recurrence: LinearRecurrence) -> str:
     h = recurrence.carry
     if recurrence.extremum:
         return f"the running {recurrence.extremum} `{h} = jnp.{recurrence.extremum}({h}, v)`"
+    if recurrence.matrix:
+        return f"the linear recurrence `{h} = A @ {h} + b`"
     return f"the linear recurrence `{h} = a * {h} + b`"

@@ -15,7 +15,7 @@ from __future__ import annotations
 import libcst as cst
 
 from jaxloopfix.analysis.linear_recurrence import (
-    ONE, ZERO, LinearRecurrence, Output, bare, affine_parts, extremum_part, new_value,
+    ONE, ZERO, LinearRecurrence, Output, affine_parts, bare, extremum_part, matrix_parts, new_value,
 )
 from jaxloopfix.analysis.names import loads
 from jaxloopfix.analysis.plan import LoopPlan
@@ -96,6 +96,10 @@ class AssociativeRenderer(VmapRenderer):
             assert isinstance(call, cst.Call)
             value = self._code(call.args[extremum.position].value)
             returned_text, lines = self._extrema(extremum.operation, value, names=names, xs=xs, reverse=reverse)
+        elif recurrence.matrix:
+            affine = matrix_parts(new_value(recurrence.update, recurrence.value.visit(replacer)), carry, self._code)
+            assert affine is not None
+            returned_text, lines = self._matrix_steps(affine.scale, affine.shift, names=names, xs=xs, reverse=reverse)
         else:
             affine = affine_parts(new_value(recurrence.update, recurrence.value.visit(replacer)), carry, self._code)
             assert affine is not None
@@ -192,6 +196,37 @@ class AssociativeRenderer(VmapRenderer):
             f"    return a * c, a * d + b\n",
             f"{scale}, {shift} = {lax}.associative_scan({compose}, ({scale}, {shift}){reverse})\n",
             f"{steps} = {scale} * {carry} + {shift}\n",
+        ]
+
+    def _matrix_steps(
+        self, a: str, b: str, *, names: tuple[str, str, str, str, str], xs: str, reverse: str
+    ) -> tuple[str, list[str]]:
+        """`h = A @ h + b`: every step's `(A, b)` (b shaped as `h`), composed by matrix products;
+        `times` multiplies a stack of matrices by a stack of vectors (`h` 1-d) or of matrices,
+        which `@` alone would confuse when the stack is as long as the vectors."""
+        scale, shift, steps, coefficients, compose = names
+        carry = self.recurrence.carry
+        lax, vmap, jnp = self.imports.lax(), self.vmap(), self.imports.jnp()
+        times = self.namer.fresh("times", "matrix_times")
+        dtype = self.namer.fresh("dtype", "step_dtype")
+        shift_value = f"{jnp}.zeros_like({carry})" if b == ZERO else f"{jnp}.broadcast_to({b}, {jnp}.shape({carry}))"
+        returned = (
+            f"{scale}, {shift} = {jnp}.asarray({a}), {shift_value}\n"
+            f"{dtype} = {jnp}.result_type({scale}, {shift}, {carry})\n"
+            f"return {scale}.astype({dtype}), {shift}.astype({dtype})\n"
+        )
+        return returned, [
+            f"{scale}, {shift} = {vmap}({coefficients})({xs})\n",
+            f"def {times}(matrices, values):\n"
+            f"    if values.ndim == matrices.ndim - 1:  # a stack of vectors\n"
+            f"        return {jnp}.matmul(matrices, values[..., None])[..., 0]\n"
+            f"    return {jnp}.matmul(matrices, values)\n",
+            f"def {compose}(earlier, later):\n"
+            f"    # `h -> A @ h + b` after `h -> C @ h + d` is `h -> (A @ C) @ h + (A @ d + b)`\n"
+            f"    (c, d), (a, b) = earlier, later\n"
+            f"    return {jnp}.matmul(a, c), {times}(a, d) + b\n",
+            f"{scale}, {shift} = {lax}.associative_scan({compose}, ({scale}, {shift}){reverse})\n",
+            f"{steps} = {times}({scale}, {jnp}.broadcast_to({carry}, {shift}.shape)) + {shift}\n",
         ]
 
     def _extrema(

@@ -32,12 +32,18 @@ TIE_ORDER = (
 
 def associative_recurrence(context: FileContext, plan: LoopPlan) -> LinearRecurrence | None:
     """The plan's linear recurrence when its fix is the associative form (the setting
-    `linear-recurrences`, or the form `--tune` measured fastest for the function)."""
+    `linear-recurrences`, or the form `--tune` measured fastest for the function; for a matrix
+    recurrence only the latter)."""
     if plan.refusal is not None or is_map_only(plan):
         return None
     if context.settings.recurrence_form(plan.function.name) != "associative":
         return None
-    return find_linear_recurrence(plan, context.parsed)[0]
+    recurrence = find_linear_recurrence(plan, context.parsed)[0]
+    if recurrence is not None and recurrence.matrix and dict(context.settings.form_overrides).get(plan.function.name) != "associative":
+        # Composing `A @ h + b` steps costs a matrix product each (O(n^3) against the loop's
+        # O(n^2) per step): written only where `--tune` measured it faster on the user's inputs.
+        return None
+    return recurrence
 
 
 def associative_title(recurrence: LinearRecurrence) -> str:
