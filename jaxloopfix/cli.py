@@ -758,8 +758,9 @@ def rule(code: str | None, show_all: bool, output_format: str = "text") -> None:
     match = next((r for r in rules if r.code.upper() == wanted), None)
     if match is None:
         _fail(f"error: unknown rule code: {code} (see `jaxloopfix rule --all`)")
-    click.echo(f"# {match.name} ({match.code})\n")
-    click.echo(inspect.cleandoc(match.__doc__ or match.summary))
+    from jaxloopfix.rules import rule_documentation
+
+    click.echo(rule_documentation(match))
 
 
 @main.command(context_settings=_CONTEXT)

@@ -45,7 +45,7 @@ from pygls.lsp.server import LanguageServer
 from jaxloopfix import __version__
 from jaxloopfix.config import ConfigError, Settings, find_pyproject, load_settings
 from jaxloopfix.diagnostics import Applicability, Diagnostic, Fix
-from jaxloopfix.engine import NOQA, ParseError, apply_fixes, lint_text
+from jaxloopfix.engine import ParseError, apply_fixes, lint_text
 from jaxloopfix.lsp_verify import COMMAND, EQUIVALENT, action_title, record, report, verify_off_loop
 
 __all__ = ["JaxLoopFixServer", "server", "start"]
@@ -412,12 +412,10 @@ def quickfix_title(fix: Fix, verified_equal: bool = False) -> str:
 
 def rule_documentation(code: str) -> str | None:
     """What `jaxloopfix rule CODE` prints (Markdown), or None for a code that is no rule."""
-    from jaxloopfix.rules import RULES_BY_CODE
+    from jaxloopfix.rules import RULES_BY_CODE, rule_documentation as documentation
 
     rule = RULES_BY_CODE.get(code)
-    if rule is None:
-        return None
-    return f"# {rule.name} ({rule.code})\n\n{inspect.cleandoc(rule.__doc__ or rule.summary)}"
+    return None if rule is None else documentation(rule)
 
 
 # --------------------------------------------------------------------------- handlers
@@ -648,21 +646,18 @@ def _fix_all_edit(ls: JaxLoopFixServer, uri: str, text: str, index: _LineIndex) 
 
 
 def _suppress_edit(diagnostic: Diagnostic, index: _LineIndex) -> types.TextEdit | None:
+    from jaxloopfix.noqa import noqa_insertion
+
     line = diagnostic.location.row - 1
     if not 0 <= line < len(index.spans):
         return None
     line_start, line_end = index.spans[line]
-    content = index.text[line_start:line_end]
-    match = NOQA.search(content)
-    if match is not None:
-        codes = match.group("codes")
-        if codes is None:
-            return None  # a bare `# noqa` already suppresses everything
-        at = line_start + match.end("codes")
-        position = index.position(at)
-        return types.TextEdit(range=types.Range(start=position, end=position), new_text=f", {diagnostic.code}")
-    position = index.position(line_end)
-    return types.TextEdit(range=types.Range(start=position, end=position), new_text=f"  # noqa: {diagnostic.code}")
+    insertion = noqa_insertion(index.text[line_start:line_end], diagnostic.code)
+    if insertion is None:
+        return None  # the line's `# noqa` suppresses it already
+    at, new_text = insertion
+    position = index.position(line_start + at)
+    return types.TextEdit(range=types.Range(start=position, end=position), new_text=new_text)
 
 
 # --------------------------------------------------------------------------- verify, then apply

@@ -476,13 +476,19 @@ async def test_diagnostics_carry_their_notes(client: LanguageClient, tmp_path: P
     assert [r.message for r in fixed.related_information or []] == [f"fix: {fix.title}", engine["JLF004"].traced_reason]
     assert fixed.data["fix"]["applicability"] == "safe"
 
-    # An unsafe fix: its assumptions, one note each.
-    (unsafe,) = (await _open(client, tmp_path / "rnn.py", SEED)).diagnostics
-    (seed,) = lint_text(SEED, str(tmp_path / "rnn.py"), Settings())
-    assert seed.fix is not None and seed.fix.assumptions
-    messages = [r.message for r in unsafe.related_information or []]
-    assert messages[0].startswith(f"unsafe fix: {seed.fix.title}")
-    assert messages[1:] == [f"the fix assumes: {a}" for a in seed.fix.assumptions] + [seed.traced_reason]
-    assert unsafe.data["fix"]["assumptions"] == list(seed.fix.assumptions)
     _close(client, uri)
-    _close(client, (tmp_path / "rnn.py").as_uri())
+
+    # An unsafe fix: its assumptions, one note each.
+    text = (FIXTURES / "JLF001" / "seed_rnn.py").read_text(encoding="utf-8")
+    path = tmp_path / "seed_rnn.py"
+    (unsafe,) = (await _open(client, path, text)).diagnostics
+    (seed,) = lint_text(text, str(path), Settings())
+    assert seed.fix is not None and seed.fix.assumptions and seed.fix.verifiable
+    messages = [r.message for r in unsafe.related_information or []]
+    assert messages == [
+        f"unsafe fix: {seed.fix.title}, `jaxloopfix verify` settles this",
+        *(f"the fix assumes: {a}" for a in seed.fix.assumptions),
+        seed.traced_reason,
+    ]
+    assert unsafe.data["fix"]["assumptions"] == list(seed.fix.assumptions)
+    _close(client, path.as_uri())

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+
 from jaxloopfix.rules.base import FileContext, Rule
 from jaxloopfix.rules.jlf001_scan_outputs import ScanWithOutputs
 from jaxloopfix.rules.jlf002_scan_carry import ScanCarryOnly
@@ -20,4 +22,10 @@ ALL_RULES: list[type[Rule]] = [
 ]
 RULES_BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in ALL_RULES}
 
-__all__ = ["ALL_RULES", "RULES_BY_CODE", "FileContext", "Rule"]
+
+def rule_documentation(rule: type[Rule]) -> str:
+    """The rule's documentation as `jaxloopfix rule CODE` prints it and the editor's hover shows it (Markdown)."""
+    return f"# {rule.name} ({rule.code})\n\n{inspect.cleandoc(rule.__doc__ or rule.summary)}"
+
+
+__all__ = ["ALL_RULES", "RULES_BY_CODE", "FileContext", "Rule", "rule_documentation"]
