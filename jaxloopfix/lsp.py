@@ -654,7 +654,7 @@ def _suppress_edit(diagnostic: Diagnostic, index: _LineIndex) -> types.TextEdit 
     line_start, line_end = index.spans[line]
     insertion = noqa_insertion(index.text[line_start:line_end], diagnostic.code)
     if insertion is None:
-        return None  # the line's `# noqa` suppresses it already
+        return None  # the line's noqa comment suppresses it already
     at, new_text = insertion
     position = index.position(line_start + at)
     return types.TextEdit(range=types.Range(start=position, end=position), new_text=new_text)

@@ -188,14 +188,28 @@ class AssociativeRenderer(VmapRenderer):
                 f"{scale} = {vmap}({coefficients})({xs})\n",
                 f"{steps} = {lax}.associative_scan({jnp}.multiply, {scale}{reverse}) * {carry}\n",
             ]
-        return self._coefficients(f"{scale}, {shift}", f"{a}, {b}"), [
+        return self._coefficients(f"{scale}, {shift}", f"{a}, {b}"), self._composed(
+            names, xs, reverse, law="`h -> a * h + b` after `h -> c * h + d` is `h -> (a * c) * h + (a * d + b)`",
+            combined="a * c, a * d + b", applied=f"{scale} * {carry} + {shift}",
+        )
+
+    def _composed(
+        self, names: tuple[str, str, str, str, str], xs: str, reverse: str, *, law: str, combined: str, applied: str,
+        helpers: tuple[str, ...] = (),
+    ) -> list[str]:
+        """The lines that compute every step's `(scale, shift)`, compose them with
+        `lax.associative_scan` by `combined` (the composition `law` says), and apply them."""
+        scale, shift, steps, coefficients, compose = names
+        lax, vmap = self.imports.lax(), self.vmap()
+        return [
             f"{scale}, {shift} = {vmap}({coefficients})({xs})\n",
+            *helpers,
             f"def {compose}(earlier, later):\n"
-            f"    # `h -> a * h + b` after `h -> c * h + d` is `h -> (a * c) * h + (a * d + b)`\n"
+            f"    # {law}\n"
             f"    (c, d), (a, b) = earlier, later\n"
-            f"    return a * c, a * d + b\n",
+            f"    return {combined}\n",
             f"{scale}, {shift} = {lax}.associative_scan({compose}, ({scale}, {shift}){reverse})\n",
-            f"{steps} = {scale} * {carry} + {shift}\n",
+            f"{steps} = {applied}\n",
         ]
 
     def _matrix_steps(
@@ -204,9 +218,9 @@ class AssociativeRenderer(VmapRenderer):
         """`h = A @ h + b`: every step's `(A, b)` (b shaped as `h`), composed by matrix products;
         `times` multiplies a stack of matrices by a stack of vectors (`h` 1-d) or of matrices,
         which `@` alone would confuse when the stack is as long as the vectors."""
-        scale, shift, steps, coefficients, compose = names
+        scale, shift, _, _, _ = names
         carry = self.recurrence.carry
-        lax, vmap, jnp = self.imports.lax(), self.vmap(), self.imports.jnp()
+        jnp = self.imports.jnp()
         times = self.namer.fresh("times", "matrix_times")
         dtype = self.namer.fresh("dtype", "step_dtype")
         shift_value = f"{jnp}.zeros_like({carry})" if b == ZERO else f"{jnp}.broadcast_to({b}, {jnp}.shape({carry}))"
@@ -215,19 +229,17 @@ class AssociativeRenderer(VmapRenderer):
             f"{dtype} = {jnp}.result_type({scale}, {shift}, {carry})\n"
             f"return {scale}.astype({dtype}), {shift}.astype({dtype})\n"
         )
-        return returned, [
-            f"{scale}, {shift} = {vmap}({coefficients})({xs})\n",
+        helper = (
             f"def {times}(matrices, values):\n"
             f"    if values.ndim == matrices.ndim - 1:  # a stack of vectors\n"
             f"        return {jnp}.matmul(matrices, values[..., None])[..., 0]\n"
-            f"    return {jnp}.matmul(matrices, values)\n",
-            f"def {compose}(earlier, later):\n"
-            f"    # `h -> A @ h + b` after `h -> C @ h + d` is `h -> (A @ C) @ h + (A @ d + b)`\n"
-            f"    (c, d), (a, b) = earlier, later\n"
-            f"    return {jnp}.matmul(a, c), {times}(a, d) + b\n",
-            f"{scale}, {shift} = {lax}.associative_scan({compose}, ({scale}, {shift}){reverse})\n",
-            f"{steps} = {times}({scale}, {jnp}.broadcast_to({carry}, {shift}.shape)) + {shift}\n",
-        ]
+            f"    return {jnp}.matmul(matrices, values)\n"
+        )
+        return returned, self._composed(
+            names, xs, reverse, law="`h -> A @ h + b` after `h -> C @ h + d` is `h -> (A @ C) @ h + (A @ d + b)`",
+            combined=f"{jnp}.matmul(a, c), {times}(a, d) + b",
+            applied=f"{times}({scale}, {jnp}.broadcast_to({carry}, {shift}.shape)) + {shift}", helpers=(helper,),
+        )
 
     def _extrema(
         self, operation: str, value: str, *, names: tuple[str, str, str, str, str], xs: str, reverse: str
