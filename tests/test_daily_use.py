@@ -241,20 +241,20 @@ def _run_in_terminal(args: list[str], cwd: Path) -> str:
     """Run the command with a pseudo-terminal as its stdout and stderr; everything it wrote."""
     import pty
 
-    pid, fd = pty.fork()
-    if pid == 0:  # the child
-        os.chdir(cwd)
-        os.execvp(sys.executable, [sys.executable, "-m", "jaxloopfix", *args])
+    leader, follower = pty.openpty()
+    process = subprocess.Popen([sys.executable, "-m", "jaxloopfix", *args], cwd=cwd, stdout=follower, stderr=follower)
+    os.close(follower)
     data = b""
     while True:
         try:
-            chunk = os.read(fd, 65536)
-        except OSError:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the terminal closed: the command is done
             break
         if not chunk:
             break
         data += chunk
-    os.waitpid(pid, 0)
+    process.wait()
+    os.close(leader)
     return data.decode("utf-8", "replace")
 
 

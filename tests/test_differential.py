@@ -40,7 +40,7 @@ jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
 np = pytest.importorskip("numpy")
 
-EXAMPLES = int(os.environ.get("JAXLOOPFIX_DIFF_EXAMPLES", "60"))
+EXAMPLES = int(os.environ.get("JAXLOOPFIX_DIFF_EXAMPLES", "45"))
 # Linear recurrences (`benchmarks/differential.py --linear` runs 1,000).
 LINEAR_EXAMPLES = int(os.environ.get("JAXLOOPFIX_LINEAR_EXAMPLES", "12"))
 DERANDOMIZE = "JAXLOOPFIX_DIFF_EXAMPLES" not in os.environ
