@@ -10,7 +10,6 @@ diff), 2 a usage, configuration or file error (other files are still checked).
 
 from __future__ import annotations
 
-import inspect
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -243,32 +242,30 @@ def check(
 
             verify = VerifyOptions(tune_unroll=tune_unroll)
         cache = None if no_cache else ResultCache(settings.project_root or Path.cwd())
+
+        def once() -> _Outcome:
+            """One check of the paths: analysed (fixed), cached, reported."""
+            with _progress(sys.stderr, quiet=quiet) as progress:
+                results = api.check_paths(
+                    given, settings, fix=fix or diff, unsafe=unsafe_fixes, write=not diff,
+                    verify=verify, jobs=jobs or default_jobs(), cache=cache, isolated=isolated, progress=progress,
+                )
+            if cache is not None:
+                cache.save()
+            if fix_only:  # what is left is not reported (ruff's `--fix-only`)
+                for result in results:
+                    result.diagnostics = []
+            return _finish(
+                results, diff=diff, unsafe=unsafe_fixes, output_format=output_format,
+                statistics=statistics, rule_names=names, out=sys.stdout, verified_run=verify is not None,
+                quiet=quiet, color=painted,
+            )
+
         if watch:
             from jaxloopfix.watch import watch_files
 
-            def once() -> None:
-                results = api.check_paths(given, settings, jobs=jobs or default_jobs(), cache=cache, isolated=isolated)
-                if cache is not None:
-                    cache.save()
-                _finish(results, diff=False, unsafe=unsafe_fixes, output_format=output_format, statistics=statistics,
-                        rule_names=names, out=sys.stdout, quiet=quiet, color=painted)
-
             watch_files(given, settings, once)  # until Ctrl-C (exit 130)
-        with _progress(sys.stderr, quiet=quiet) as progress:
-            results = api.check_paths(
-                given, settings, fix=fix or diff, unsafe=unsafe_fixes, write=not diff,
-                verify=verify, jobs=jobs or default_jobs(), cache=cache, isolated=isolated, progress=progress,
-            )
-        if cache is not None:
-            cache.save()
-        if fix_only:  # what is left is not reported (ruff's `--fix-only`)
-            for result in results:
-                result.diagnostics = []
-        outcome = _finish(
-            results, diff=diff, unsafe=unsafe_fixes, output_format=output_format,
-            statistics=statistics, rule_names=names, out=sys.stdout, verified_run=verify is not None,
-            quiet=quiet, color=painted,
-        )
+        outcome = once()
     sys.exit(_exit_code(outcome, exit_zero=exit_zero, exit_non_zero_on_fix=exit_non_zero_on_fix))
 
 
@@ -735,31 +732,27 @@ def rule(code: str | None, show_all: bool, output_format: str = "text") -> None:
         raise click.UsageError("give either a rule code or --all")
     from jaxloopfix.rules import ALL_RULES
 
+    from jaxloopfix.rules import rule_documentation, rule_explanation
+
     rules = sorted(ALL_RULES, key=lambda r: r.code)
+    match = None
+    if code is not None:
+        match = next((r for r in rules if r.code.upper() == code.strip().upper()), None)
+        if match is None:
+            _fail(f"error: unknown rule code: {code} (see `jaxloopfix rule --all`)")
     if output_format.lower() == "json":
         import json
 
         def described(r) -> dict[str, str]:  # noqa: ANN001 - a rule class
-            return {"code": r.code, "name": r.name, "summary": r.summary,
-                    "explanation": inspect.cleandoc(r.__doc__ or r.summary)}
+            return {"code": r.code, "name": r.name, "summary": r.summary, "explanation": rule_explanation(r)}
 
-        wanted = [r for r in rules if show_all or r.code.upper() == (code or "").strip().upper()]
-        if not wanted:
-            _fail(f"error: unknown rule code: {code} (see `jaxloopfix rule --all`)")
-        click.echo(json.dumps([described(r) for r in wanted] if show_all else described(wanted[0]), indent=2))
+        click.echo(json.dumps([described(r) for r in rules] if match is None else described(match), indent=2))
         return
-    if show_all:
+    if match is None:
         name_width = max((len(r.name) for r in rules), default=0)
         for r in rules:
             click.echo(f"{r.code}  {r.name:<{name_width}}  {r.summary}")
         return
-    assert code is not None
-    wanted = code.strip().upper()
-    match = next((r for r in rules if r.code.upper() == wanted), None)
-    if match is None:
-        _fail(f"error: unknown rule code: {code} (see `jaxloopfix rule --all`)")
-    from jaxloopfix.rules import rule_documentation
-
     click.echo(rule_documentation(match))
 
 

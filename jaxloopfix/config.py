@@ -188,8 +188,6 @@ def load_settings(pyproject: Path | None, overrides: Sequence[str] = ()) -> Sett
             table.update(tomllib.loads(override))
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"--config {override!r} is not a TOML `KEY = VALUE` line: {exc}") from exc
-    if pyproject is None and not overrides:
-        return Settings()
     return settings_from_table(table, pyproject.parent if pyproject else None, pyproject)
 
 

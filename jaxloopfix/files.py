@@ -240,45 +240,43 @@ class IgnoreFiles:
     found in the walked directories. A deeper file's matching line wins over a shallower one's."""
 
     def __init__(self, root: Path) -> None:
-        self._files: dict[str, tuple[GitIgnore, ...]] = {}
+        resolved = root.resolve()
         top = _repository_top(root)
-        chain: list[tuple[str, GitIgnore]] = []
+        above: list[tuple[str, GitIgnore]] = []
+        directories = [resolved]
         if top is not None:
             exclude = GitIgnore.load(top / ".git" / "info" / "exclude")
             if exclude is not None:
-                chain.append((str(top), exclude))
-            directories = [top, *reversed([d for d in root.resolve().parents if top in d.parents]), root.resolve()]
-            for directory in dict.fromkeys(directories):
-                found = GitIgnore.load(directory / ".gitignore")
-                if found is not None:
-                    chain.append((str(directory), found))
-        else:
-            found = GitIgnore.load(root / ".gitignore")
+                above.append((str(top), exclude))
+            directories = [top, *reversed([d for d in resolved.parents if top in d.parents]), resolved]
+        for directory in dict.fromkeys(directories):
+            found = GitIgnore.load(directory / ".gitignore")
             if found is not None:
-                chain.append((str(root.resolve()), found))
-        self._above = chain
-        self._root = str(root.resolve())
+                above.append((str(directory), found))
+        self._root = str(resolved)
+        # Per walked directory, the ignore files that apply to its entries, shallowest first.
+        self._chains: dict[str, list[tuple[str, GitIgnore]]] = {self._root: above}
 
     def is_ignored(self, directory: str, name: str, *, is_dir: bool) -> bool:
         """Whether `name` in `directory` (a resolved path at or below the walked root) is ignored."""
         path = os.path.join(directory, name)
-        for base, ignore in reversed([*self._above, *self._below(directory)]):
+        for base, ignore in reversed(self._chain(directory)):
             decided = ignore.decides(os.path.relpath(path, base).replace(os.sep, "/"), is_dir=is_dir)
             if decided is not None:
                 return decided
         return False
 
-    def _below(self, directory: str) -> list[tuple[str, GitIgnore]]:
-        """The `.gitignore` files of the walked directories from below the root down to `directory`."""
-        out = []
-        current = directory
-        while current != self._root and current.startswith(self._root):
-            if current not in self._files:
-                found = GitIgnore.load(Path(current) / ".gitignore")
-                self._files[current] = () if found is None else (found,)
-            out.extend((current, f) for f in self._files[current])
-            current = os.path.dirname(current)
-        return list(reversed(out))
+    def _chain(self, directory: str) -> list[tuple[str, GitIgnore]]:
+        """The ignore files for entries of `directory`: its parent's, then its own `.gitignore`."""
+        chain = self._chains.get(directory)
+        if chain is None:
+            parent = os.path.dirname(directory)
+            chain = list(self._chain(parent)) if parent != directory else []
+            found = GitIgnore.load(Path(directory) / ".gitignore")
+            if found is not None:
+                chain.append((directory, found))
+            self._chains[directory] = chain
+        return chain
 
 
 def _repository_top(root: Path) -> Path | None:

@@ -329,7 +329,7 @@ def _to_lsp_diagnostic(diagnostic: Diagnostic, index: _LineIndex, uri: str) -> t
 
 
 def _title(fix: Fix) -> str:
-    # A fix without its parts (as an older results cache stored it) has its title first in its message.
+    # A fix built without its parts (`title` left empty) has its title first in its message.
     return fix.title or fix.message.split(" (unsafe: ", 1)[0]
 
 

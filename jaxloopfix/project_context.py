@@ -91,11 +91,12 @@ def within_budget(sizes: Mapping[Path, int], per_file: int, total: int) -> tuple
 
 def left_out_warning(left_out: Mapping[Path, str]) -> str:
     """One line for the files the context pass left out: what the user loses and how to get it back."""
+    from jaxloopfix.report.summary import first_few
+
     names = sorted(_shown(p) for p in left_out)
-    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
     reasons = sorted(set(left_out.values()))
     return (
-        f"project context: {len(names)} file(s) left out ({'; '.join(reasons)}): {shown}; "
+        f"project context: {len(names)} file(s) left out ({'; '.join(reasons)}): {first_few(names)}; "
         "what they trace is not seen here (check them too, or raise the limit)"
     )
 

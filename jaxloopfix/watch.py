@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from jaxloopfix.config import Settings
 from jaxloopfix.files import discover
@@ -33,20 +34,14 @@ def snapshot(paths: Sequence[Path], settings: Settings) -> dict[str, tuple[int, 
     return state
 
 
-def watch_files(
-    paths: Sequence[Path], settings: Settings, run: Callable[[], None], *, rounds: int | None = None
-) -> None:
-    """Call `run` now and after every change to the watched files; `rounds` bounds the runs (tests)."""
+def watch_files(paths: Sequence[Path], settings: Settings, run: Callable[[], object]) -> NoReturn:
+    """Call `run` now and after every change to the watched files, until interrupted."""
     state = snapshot(paths, settings)
-    done = 0
     while True:
         sys.stderr.write(f"[{time.strftime('%H:%M:%S')}] checking {len(state)} files\n")
         sys.stderr.flush()
         run()
         sys.stdout.flush()
-        done += 1
-        if rounds is not None and done >= rounds:
-            return
         while True:
             time.sleep(INTERVAL)
             current = snapshot(paths, settings)

@@ -8,11 +8,16 @@ from jaxloopfix.diagnostics import Applicability
 from jaxloopfix.report import Report
 from jaxloopfix.report.style import StyledWriter
 
-__all__ = ["plural", "summary_lines", "write"]
+__all__ = ["first_few", "plural", "summary_lines", "write"]
 
 
 def plural(count: int, word: str, suffix: str = "s") -> str:
     return f"{count} {word}{'' if count == 1 else suffix}"
+
+
+def first_few(names: list[str], shown: int = 3) -> str:
+    """`a, b, c and 4 more`: a list a summary line names without growing with the project."""
+    return ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
 
 
 def summary_lines(report: Report) -> list[str]:
@@ -30,8 +35,7 @@ def summary_lines(report: Report) -> list[str]:
         lines.append("All checks passed!")
     skipped = sorted({w.filename for w in report.warnings if w.skipped})
     if skipped:
-        names = ", ".join(skipped[:3]) + (f" and {len(skipped) - 3} more" if len(skipped) > 3 else "")
-        lines.append(f"{plural(len(skipped), 'file')} not checked (over `max-file-size`): {names}.")
+        lines.append(f"{plural(len(skipped), 'file')} not checked (over `max-file-size`): {first_few(skipped)}.")
 
     applicable = sum(d.fix_applies(report.unsafe_fixes) for d in report.diagnostics)
     hidden = sum(

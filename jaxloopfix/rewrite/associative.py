@@ -3,10 +3,11 @@
 The step's work before the update runs for every step at once under `jax.vmap` and returns
 each step's `(a, b)`, broadcast against `h`; composing the affine maps with
 `lax.associative_scan` gives, at every step, the map from the initial `h` to that step's `h`;
-applying it gives every step's `h` at once (for a running maximum, the associative scan of
-`jnp.maximum` over the steps' values, taken with the initial `h`). Outputs the loop appended or wrote at the index
-come from those values, and the final `h` is the last step's (the first index's when the loop
-runs backwards). The xs, the per-step reads, the finishers and the imports are the scan's
+applying it gives every step's `h` at once (for `h = A @ h + b` the maps compose by matrix
+products; for a running maximum the associative scan of `jnp.maximum` over the steps' values
+is taken with the initial `h`). Outputs the loop appended or wrote at the index come from
+those values, and the final `h` is the last step's (the first index's when the loop runs
+backwards). The xs, the per-step reads, the finishers and the imports are the scan's
 (`ScanRenderer`), so both forms read the same slices in the same order.
 """
 

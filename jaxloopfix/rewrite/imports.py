@@ -177,8 +177,7 @@ def sorted_import(module: cst.Module, mod: str, obj: str | None, asname: str | N
         return None
     start, stop = section
     body = list(module.body)
-    alias = cst.AsName(name=cst.Name(asname)) if asname else None
-    if obj is not None and alias is None:
+    if obj is not None and not asname:
         for index in range(start, stop):
             small = _one_import(body[index])
             if (isinstance(small, cst.ImportFrom) and small.module is not None and _dotted(small.module) == mod

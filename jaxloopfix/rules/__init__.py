@@ -23,9 +23,14 @@ ALL_RULES: list[type[Rule]] = [
 RULES_BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in ALL_RULES}
 
 
+def rule_explanation(rule: type[Rule]) -> str:
+    """The rule's explanation (its docstring; its summary when it has none), Markdown."""
+    return inspect.cleandoc(rule.__doc__ or rule.summary)
+
+
 def rule_documentation(rule: type[Rule]) -> str:
     """The rule's documentation as `jaxloopfix rule CODE` prints it and the editor's hover shows it (Markdown)."""
-    return f"# {rule.name} ({rule.code})\n\n{inspect.cleandoc(rule.__doc__ or rule.summary)}"
+    return f"# {rule.name} ({rule.code})\n\n{rule_explanation(rule)}"
 
 
-__all__ = ["ALL_RULES", "RULES_BY_CODE", "FileContext", "Rule", "rule_documentation"]
+__all__ = ["ALL_RULES", "RULES_BY_CODE", "FileContext", "Rule", "rule_documentation", "rule_explanation"]
