@@ -528,3 +528,42 @@ def test_plans_taken_up_again_ask_what_a_fresh_lint_asks(tmp_path: Path) -> None
     again = _linted_again_and_fresh(text, render, steps)
     asked = [lint.links.declarations for lint in again]
     assert asked[0] and asked[1] == asked[0] and not asked[2] and asked[3] == asked[0]
+
+
+def test_function_returned_by_a_property_and_called_on_self_is_traced(tmp_path: Path) -> None:
+    """`self._solve(...)` where `_solve` is a base-class property that imports the solver lazily
+    (a circular import broken inside the property): Python looks `_solve` up through the bases,
+    runs the property and calls the function it returns, under the subclass method's trace."""
+    _tree(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/strategy.py": """
+            import equinox as eqx
+
+            class Strategy(eqx.Module):
+                @property
+                def _solve(self):
+                    from pkg.solver import solve
+
+                    return solve
+
+            class Direct(Strategy):
+                def run(self, h, xs):
+                    return self._solve(h, xs)
+        """,
+        "pkg/solver.py": _helper("solve"),
+        "pkg/unused.py": """
+            class Holder:
+                @property
+                def _solve(self):
+                    from pkg.other import encode
+
+                    return encode
+
+                def run(self, h, xs):
+                    return self._solve(h, xs)
+        """,
+        "pkg/other.py": _helper(),
+    })
+    found = _found(tmp_path)
+    assert list(found) == ["pkg/solver.py"]
+    assert found["pkg/solver.py"][0][1].startswith("returned by property `_solve`, called as `self._solve` from traced function `run`")

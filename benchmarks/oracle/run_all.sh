@@ -176,4 +176,24 @@ if want tfp; then
   $REC --out "$RUNS/tfp4" --timeout 420 --root tfp-jax="$TFP" --root jax="$SP/jax" -- \
     $PY "$HERE/drive_tfp.py" 390 wide > "$RUNS/tfp4.log" 2>&1
 fi
+if want jaxmd; then
+  # jax-md 0.2.29's tests (checkout of tag jax-md-v0.2.29; they import the installed jax_md), 20 s a file
+  $REC --out "$RUNS/jaxmd" --cwd "$SRC/jax-md" --timeout 560 \
+    --root jax_md="$VSP/jax_md" --root jax-md-tests="$SRC/jax-md/tests" --root jax="$SP/jax" -- \
+    $PY "$HERE/drive_pytest.py" 520 20 tests > "$RUNS/jaxmd.log" 2>&1
+fi
+if want jaxmd2; then
+  # the first case of each jax-md test function (drive_pytest.py --one-per-test), 60 s a file
+  $REC --out "$RUNS/jaxmd2" --cwd "$SRC/jax-md" --timeout 760 \
+    --root jax_md="$VSP/jax_md" --root jax-md-tests="$SRC/jax-md/tests" --root jax="$SP/jax" -- \
+    $PY "$HERE/drive_pytest.py" --one-per-test 720 60 tests/space_test.py tests/energy_test.py tests/partition_test.py \
+      tests/smap_test.py tests/simulate_test.py tests/quantity_test.py tests/minimize_test.py tests/elasticity_test.py \
+      tests/rigid_body_test.py tests/nn_test.py tests/custom_smap_test.py > "$RUNS/jaxmd2.log" 2>&1
+fi
+if want jaxcfd; then
+  # jax-cfd's package and tests (a checkout; the tests import the checkout), 12 s a file
+  $REC --out "$RUNS/jaxcfd" --cwd "$SRC/jax-cfd" --timeout 400 \
+    --root jax_cfd="$SRC/jax-cfd/jax_cfd" --root jax="$SP/jax" -- \
+    $PY "$HERE/drive_pytest.py" 370 12 jax_cfd/base jax_cfd/collocated jax_cfd/spectral > "$RUNS/jaxcfd.log" 2>&1
+fi
 $PY "$HERE/record.py" merge "$RUNS"/*/ -o "$RUNS/merged.jsonl"

@@ -960,7 +960,12 @@ class TracedFinder:
                                 f"(its declared type) from traced function `{outer.name.value}`", node)))
                     if declared:
                         continue
-                if callee is not None and callee is not outer:
+                if callee is not None and _is_property(callee, finder.parsed):
+                    for function in finder._property_functions(callee, node, outer):
+                        found.append((function, finder._at_line(
+                            f"returned by property `{callee.name.value}` and called from traced function "
+                            f"`{outer.name.value}`", node)))
+                elif callee is not None and callee is not outer:
                     found.append((callee, finder._at_line(f"called from traced function `{outer.name.value}`", node)))
                 elif callee is None and finder._has_called_objects and finder._calls_an_object(node, outer):
                     for method, made in finder._called_objects():
@@ -1358,10 +1363,28 @@ class TracedFinder:
         cls = next((a for a in self.parsed.ancestors(caller) if isinstance(a, cst.ClassDef)), None)
         if cls is None:
             return None
-        for statement in cls.body.body:
-            if isinstance(statement, cst.FunctionDef) and statement.name.value == attr.attr.value:
-                return statement
+        for klass in _mro(cls, self._module_classes):  # as Python looks it up: the class, then its bases
+            method = _method(klass, attr.attr.value)
+            if method is not None:
+                return method
         return None
+
+    def _property_functions(self, prop: cst.FunctionDef, call: cst.Call, outer: cst.FunctionDef) -> list[cst.FunctionDef]:
+        """`self._loop(...)` where `_loop` is a property returning a function (diffrax's lazily
+        imported `loop`): Python calls what the property returns. This module's functions are
+        returned; one imported from a project module (at module level or inside the property)
+        goes to `links` as traced."""
+        found: list[cst.FunctionDef] = []
+        for node in walk(prop, lambda n: n is prop or type(n) not in (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            if type(node) is not cst.Return or node.value is None:
+                continue
+            function = self.resolve_function(node.value)
+            if function is not None:
+                found.append(function)
+            else:
+                self._external(node.value, f"returned by property `{prop.name.value}`, called as "
+                               f"`{shorten(self.parsed.code(call.func), 40)}` from traced function `{outer.name.value}`", call)
+        return found
 
 
 
@@ -1414,6 +1437,14 @@ def _runs_bound(name: str, decorators: list[str | None]) -> bool:
     if name in CONSTRUCTORS or (name.startswith("__") and name.endswith("__")):
         return False
     return not any(d in ("builtins.staticmethod", "builtins.classmethod", "builtins.property") for d in decorators)
+
+
+def _is_property(func: cst.FunctionDef, parsed: ParsedModule) -> bool:
+    """Decorated `@property` (or `functools.cached_property`): reading the attribute runs it."""
+    return any(
+        parsed.qualified_name(d.decorator) in ("builtins.property", "functools.cached_property")
+        for d in func.decorators if isinstance(d.decorator, (cst.Name, cst.Attribute))
+    )
 
 
 def _method(cls: cst.ClassDef, name: str) -> cst.FunctionDef | None:
