@@ -250,3 +250,41 @@ if __name__ == "__main__":
             continue
         fixed_path(p).write_text(fix_jlf004(p.read_text(encoding="utf-8"), str(p)), encoding="utf-8")
         print("wrote", fixed_path(p), file=sys.stderr)
+
+
+FILTERED = """
+import equinox as eqx
+import jax.numpy as jnp
+from jaxtyping import Array, Float
+
+
+@eqx.filter_jit
+def solve(y, x: Float[Array, "n"], options, flag=False):
+    if options.dense or flag:
+        y = y * 2
+    if x.sum() > 0:
+        y = -y
+    if jnp.max(y) > 1:
+        y = y / 2
+    if x > 0:
+        y = y + 1
+    if y.shape[0] > 2 and y[0] > 0:
+        y = y - 1
+    return y
+"""
+
+
+def test_filter_jit_keeps_python_arguments_static():
+    """`eqx.filter_jit` traces array leaves only: a branch on an argument with no array evidence
+    (`options.dense`, `flag`) is fine there, while values computed with JAX, an annotated array
+    argument and an argument used as an array before the branch are still reported. The same
+    function under `jax.jit` has every argument traced."""
+    found = [d.message.split(": ", 1)[1].split(";")[0] for d in jlf004(FILTERED)]
+    assert found == [
+        "`x.sum()` is traced (in `x.sum() > 0`)",
+        "`jnp.max(y)` is traced (in `jnp.max(y) > 1`)",
+        "`x` is traced (in `x > 0`)",
+        "`y[0]` is traced (in `y.shape[0] > 2 and y[0] > 0`)",
+    ]
+    under_jit = jlf004(FILTERED.replace("@eqx.filter_jit", "@jax.jit").replace("import equinox as eqx", "import jax"))
+    assert any("`options.dense` is traced" in d.message for d in under_jit)

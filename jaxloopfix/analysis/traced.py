@@ -89,6 +89,11 @@ TRACING_TRANSFORMS: frozenset[str] = frozenset(
         "objax.Function",
     }
 )
+# Equinox's transforms that trace only the array leaves of their arguments (the rest is static).
+FILTER_TRANSFORMS: frozenset[str] = frozenset(
+    {"equinox.filter_jit", "equinox.filter_grad", "equinox.filter_value_and_grad", "equinox.filter_vmap",
+     "equinox.filter_pmap", "equinox.filter_checkpoint"}
+)
 # Functions whose first argument runs on the host with concrete values, not under the trace.
 HOST_CALLBACKS: frozenset[str] = frozenset(
     {"jax.debug.callback", "jax.pure_callback", "jax.experimental.io_callback", "jax.experimental.host_callback.id_tap",
@@ -190,6 +195,9 @@ class TracedFunction:
     # For a method of a Flax/Haiku/Equinox module (or an extra base class's subclass): the
     # framework's label. Its `self.*` attributes are hyperparameters (`self.num_layers`), not arrays.
     module: str | None = None
+    # True under one of equinox's filter transforms (`eqx.filter_jit`): only the array leaves of
+    # its arguments are traced; Python values (`bool` flags, ints, objects) stay static.
+    filtered: bool = False
 
     @property
     def name(self) -> str:
@@ -204,7 +212,7 @@ class TracedFunction:
 class _Start:
     """What `TracedFinder._before_seeds` found, to resume from (kept with the text's syntax)."""
 
-    traced: tuple[tuple[cst.FunctionDef, str | Callable[[], str], frozenset[str], bool, str | None], ...]
+    traced: tuple[tuple[cst.FunctionDef, str | Callable[[], str], frozenset[str], bool, str | None, bool], ...]
     custom: tuple[tuple[cst.FunctionDef, int], ...]
     links: ModuleLinks  # never appended to: each lint resumes with a copy
     classes: tuple[cst.ClassDef, ...]
@@ -775,7 +783,7 @@ class TracedFinder:
             self._calls_elsewhere(calls)
         assert not self._hooks  # collected only while propagating
         return _Start(
-            tuple((t.node, t.why, frozenset(t.static_params), t.transformed, t.module) for t in self.traced.values()),
+            tuple((t.node, t.why, frozenset(t.static_params), t.transformed, t.module, t.filtered) for t in self.traced.values()),
             tuple(self._custom.items()),
             self.links.copy(),
             tuple(classes),
@@ -785,8 +793,8 @@ class TracedFinder:
     def _resume(self, start: _Start) -> list[cst.ClassDef]:
         """This finder in the state `_before_seeds` left; the module's classes."""
         self.traced = {
-            node: TracedFunction(node, why, set(static), transformed, module)
-            for node, why, static, transformed, module in start.traced
+            node: TracedFunction(node, why, set(static), transformed, module, filtered)
+            for node, why, static, transformed, module, filtered in start.traced
         }
         self._custom = dict(start.custom)
         self._hooks = {}
@@ -820,7 +828,7 @@ class TracedFinder:
         for num in transform.static_nums:
             if -len(params) <= num < len(params):
                 static.add(params[num])
-        self.traced[func] = TracedFunction(func, reason, static, transformed=True)
+        self.traced[func] = TracedFunction(func, reason, static, transformed=True, filtered=transform.name in FILTER_TRANSFORMS)
         if transform.name in CUSTOM_DERIVATIVES:
             self._custom[func] = len(transform.static_nums)
 

@@ -95,6 +95,7 @@ class _Checker:
         self.values = values
         params = {p.name.value for p in parameters(traced.node, stars=False)} - traced.static_params
         self.facts = ArrayFacts(self.parsed, traced.node, params)
+        self.parameter_names = {p.name.value for p in parameters(traced.node)}
 
     # -- what is traced ----------------------------------------------------------
     def condition_traced(self, expr: cst.BaseExpression) -> bool:
@@ -146,14 +147,18 @@ class _Checker:
                 yield self.report(node, node.left)
 
     def _maybe_static(self, test: cst.BaseExpression) -> bool:
-        """Precision guard: `self.flag` (a method's module fields are often static) and a parameter
-        with a `None`/`True`/`False` default (not traced when the caller leaves it out)."""
+        """Precision guard: `self.flag` (a method's module fields are often static), a parameter
+        with a `None`/`True`/`False` default (not traced when the caller leaves it out), and under
+        `eqx.filter_jit` a parameter or its field with no array evidence (`saveat.dense`: filter
+        transforms trace array leaves only; a Python `bool` stays one)."""
         root = self.culprit(test)
         while isinstance(root, (cst.Attribute, cst.Subscript)):
             root = root.value
         if not isinstance(root, cst.Name):
             return False
         if root.value in {"self", "cls"} and root is not self.culprit(test):
+            return True
+        if self.traced.filtered and root.value in self.parameter_names and not self.facts.is_array_before(root, test):
             return True
         for param in parameters(self.traced.node):
             if param.name.value == root.value and param.default is not None and root is self.culprit(test):
