@@ -189,6 +189,11 @@ if want jaxmd2; then
     $PY "$HERE/drive_pytest.py" --one-per-test 720 60 tests/space_test.py tests/energy_test.py tests/partition_test.py \
       tests/smap_test.py tests/simulate_test.py tests/quantity_test.py tests/minimize_test.py tests/elasticity_test.py \
       tests/rigid_body_test.py tests/nn_test.py tests/custom_smap_test.py > "$RUNS/jaxmd2.log" 2>&1
+  # the network models (NequIP, UMA, MACE) and the TPU code paths
+  $REC --out "$RUNS/jaxmd3" --cwd "$SRC/jax-md" --timeout 400 \
+    --root jax_md="$VSP/jax_md" --root jax-md-tests="$SRC/jax-md/tests" --root jax="$SP/jax" -- \
+    $PY "$HERE/drive_pytest.py" --one-per-test 370 90 tests/nequip_test.py tests/uma_test.py tests/mace_test.py \
+      tests/tpu_test.py > "$RUNS/jaxmd3.log" 2>&1
 fi
 if want jaxcfd; then
   # jax-cfd's package and tests (a checkout; the tests import the checkout), 12 s a file
