@@ -77,25 +77,50 @@ def argument(key: str, rank: str = "n"):  # noqa: ANN201
     return jax.ShapeDtypeStruct(SHAPES[rank], _dtype(key), weak_type=key in WEAK_ARRAYS)
 
 
-def result_key(function: Callable, *keys: str, ranks: str | None = None) -> str:
-    """JAX's result for arguments of these keys; Python scalar keys are passed as Python scalars,
-    and an operation on Python scalars alone gives what Python gives."""
+def result_keys(function: Callable, calls: list[tuple[tuple[str, ...], str]]) -> list[str]:
+    """JAX's result for each (keys, ranks) in `calls`, Python scalar keys passed as Python
+    scalars, from one `jax.eval_shape` that applies `function` to every combination in turn:
+    JAX computes each result's dtype while tracing, so one trace answers them all (one trace
+    per combination made the table slow to check). A combination JAX rejects raises inside the
+    trace and is recorded as an error there."""
     import jax
 
-    def call(*arrays):  # noqa: ANN002, ANN202
-        given = iter(arrays)
-        return function(*(PYTHON_VALUES[k] if k in WEAK else next(given) for k in keys))
+    arguments: list = []
+    positions: list[list[int]] = []
+    for keys, ranks in calls:
+        positions.append([])
+        for key, rank in zip(keys, ranks):
+            if key not in WEAK:
+                positions[-1].append(len(arguments))
+                arguments.append(argument(key, rank))
+    results = ["!"] * len(calls)
 
-    ranks = ranks or "n" * len(keys)
-    try:
-        out = jax.eval_shape(call, *(argument(k, r) for k, r in zip(keys, ranks) if k not in WEAK))
-    except Exception:  # noqa: BLE001 - JAX rejects the dtype: the table records an error
-        return "!"
+    def every(*arrays):  # noqa: ANN002, ANN202
+        for n, ((keys, _), where) in enumerate(zip(calls, positions)):
+            given = iter(arrays[i] for i in where)
+            try:
+                out = function(*(PYTHON_VALUES[k] if k in WEAK else next(given) for k in keys))
+            except Exception:  # noqa: BLE001 - JAX rejects the dtype: the table records an error
+                continue
+            results[n] = _value_key(out)
+        return 0
+
+    jax.eval_shape(every, *arguments)
+    return results
+
+
+def _value_key(out) -> str:  # noqa: ANN001
+    """The table's key of one traced result: its dtype and weak type, a Python scalar's as
+    `jax.eval_shape` returns it (a weakly typed array)."""
     if type(out) in PYTHON_KEYS:
-        return PYTHON_KEYS[type(out)]
-    if not hasattr(out, "dtype"):
+        import jax
+
+        out = jax.eval_shape(lambda: out)
+        if type(out) in PYTHON_KEYS:
+            return PYTHON_KEYS[type(out)]
+    if not hasattr(out, "dtype") or not hasattr(out, "shape") or isinstance(out, type):
         return "!"
-    return key_of(out.dtype, bool(getattr(out, "weak_type", False)))
+    return key_of(out.dtype, bool(getattr(getattr(out, "aval", out), "weak_type", False)))
 
 
 def operations() -> Iterator[tuple[str, int, Callable]]:
@@ -140,15 +165,16 @@ def generate(chunk: int = 0, chunks: int = 1) -> dict[str, dict[tuple[bool, str]
         jax.config.update("jax_enable_x64", x64)
         keys = universe(x64)
         for key, arity, function in listed:
-            seen: dict[tuple, str] = {}  # a Python scalar has no rank: one evaluation serves both
-            for ranks in rank_configurations(arity):
-                results = []
-                for combo in itertools.product(keys, repeat=arity):
-                    shown = "".join("n" if k in WEAK else r for k, r in zip(combo, ranks))
-                    if (combo, shown) not in seen:
-                        seen[(combo, shown)] = result_key(function, *combo, ranks=shown)
-                    results.append(seen[(combo, shown)])
-                table.setdefault(key, {})[(x64, ranks)] = ",".join(results)
+            # A Python scalar has no rank: one evaluation serves every rank it is listed under.
+            shown = {
+                ranks: [(combo, "".join("n" if k in WEAK else r for k, r in zip(combo, ranks)))
+                        for combo in itertools.product(keys, repeat=arity)]
+                for ranks in rank_configurations(arity)
+            }
+            distinct = list(dict.fromkeys(call for calls in shown.values() for call in calls))
+            seen = dict(zip(distinct, result_keys(function, distinct)))
+            for ranks, calls in shown.items():
+                table.setdefault(key, {})[(x64, ranks)] = ",".join(seen[call] for call in calls)
     jax.config.update("jax_enable_x64", False)
     return {key: modes for key, modes in table.items() if any(set(v.split(",")) != {"!"} for v in modes.values())}
 
