@@ -201,4 +201,17 @@ if want jaxcfd; then
     --root jax_cfd="$SRC/jax-cfd/jax_cfd" --root jax="$SP/jax" -- \
     $PY "$HERE/drive_pytest.py" 370 12 jax_cfd/base jax_cfd/collocated jax_cfd/spectral > "$RUNS/jaxcfd.log" 2>&1
 fi
+if want jaxcfd2; then
+  # the first case of each jax-cfd test function, every test directory, 40 s a file
+  $REC --out "$RUNS/jaxcfd2" --cwd "$SRC/jax-cfd" --timeout 900 \
+    --root jax_cfd="$SRC/jax-cfd/jax_cfd" --root jax="$SP/jax" -- \
+    $PY "$HERE/drive_pytest.py" --one-per-test 860 40 jax_cfd/base jax_cfd/collocated jax_cfd/spectral jax_cfd/ml \
+      > "$RUNS/jaxcfd2.log" 2>&1
+fi
+if want jaxopt2; then
+  # the first case of each jaxopt test function, every test file, 25 s a file
+  $REC --out "$RUNS/jaxopt2" --cwd "$SRC/jaxopt" --timeout 900 \
+    --root jaxopt="$VSP/jaxopt" --root jaxopt-tests="$SRC/jaxopt/tests" --root jax="$SP/jax" -- \
+    $PY "$HERE/drive_pytest.py" --one-per-test 860 25 tests > "$RUNS/jaxopt2.log" 2>&1
+fi
 $PY "$HERE/record.py" merge "$RUNS"/*/ -o "$RUNS/merged.jsonl"

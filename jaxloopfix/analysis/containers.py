@@ -645,6 +645,8 @@ class ContainerEvidence:
                 isinstance(node.operator, cst.AddAssign) and _text_value(node.value)
             ) and not (  # a Python counter (`s_cnt += 1`) picking the next item
                 isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)) and isinstance(node.value, cst.Integer)
+            ) and not (  # `rows += [(i, j)]`: a Python list grows, as `append` does
+                isinstance(node.operator, cst.AddAssign) and isinstance(node.value, (cst.List, cst.ListComp))
             ):
                 return None
             if isinstance(node, cst.Call):
@@ -662,7 +664,7 @@ class ContainerEvidence:
                 name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
                 if name in METADATA_FUNCTIONS:
                     continue
-                if qname is not None and _wraps_function(qname):
+                if (qname is not None and _wraps_function(qname)) or self._rewraps_itself(node, name):
                     wrapper = wrapper or name
                     continue
                 return None
@@ -679,6 +681,18 @@ class ContainerEvidence:
         if python_arithmetic:
             return None  # Python int arithmetic: `python_values` decides from the kinds it stores
         return f"{NO_ARRAY_OPERATION} (no arithmetic, no JAX call, no function or module call): it builds Python structure or text"
+
+    def _rewraps_itself(self, call: cst.Call, name: str) -> bool:
+        """`f = e3nn.utils.vmap(f)`: a transform of another library (named as JAX's are) applied
+        to the function the same statement rebinds: each step wraps the function once more."""
+        if name not in FUNCTION_WRAPPERS or not call.args or not isinstance(call.args[0].value, cst.Name):
+            return False
+        statement = self.parsed.parent(call)
+        return (
+            isinstance(statement, cst.Assign) and statement.value is call and len(statement.targets) == 1
+            and isinstance(statement.targets[0].target, cst.Name)
+            and statement.targets[0].target.value == call.args[0].value.value
+        )
 
     def _formatted(self, node: cst.CSTNode, loop: cst.For) -> bool:
         """Inside an f-string's `{...}`: the value is turned into text."""

@@ -122,6 +122,42 @@ PYTHON_VALUE_MODULES = ("math.", "numpy.", "operator.", "itertools.", "functools
 STATIC_ANNOTATIONS = frozenset({"int", "float", "bool", "str", "builtins.int", "builtins.float", "builtins.bool",
                                 "builtins.str"})
 ARRAY_ANNOTATIONS = ("jax.Array", "jax.numpy.ndarray", "jaxtyping.", "chex.Array", "jax.typing.ArrayLike")
+# Framework labels (`TracedFunction.module`) whose modules' declared fields are Python values
+# under the trace: Flax linen modules (dataclasses of hyperparameters) and NNX modules (whose
+# attributes that are not arrays stay static).
+HYPERPARAMETER_MODULES = frozenset({"Flax module", "Flax NNX module"})
+# Annotations of sequences whose item type is the annotation's (first) argument.
+SEQUENCE_ANNOTATIONS = frozenset({"typing.Tuple", "typing.Sequence", "typing.List", "typing.Iterable",
+                                  "builtins.tuple", "builtins.list", "collections.abc.Sequence"})
+
+
+def python_annotation_kind(parsed: ParsedModule, annotation: cst.BaseExpression) -> Kind | None:
+    """The kind a value of a Python type annotation has: `int`, `Optional[float]`, `str | None`
+    are static; `Tuple[int, ...]`, `Sequence[int]` are containers of statics; anything else
+    (arrays, modules, callables, unknown names) None."""
+    def named(expr: cst.BaseExpression) -> str | None:
+        return parsed.qualified_name(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else None
+
+    if isinstance(annotation, cst.Name) and annotation.value == "None":
+        return Kind(STATIC)
+    if named(annotation) in STATIC_ANNOTATIONS:
+        return Kind(STATIC)
+    if isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator, cst.BitOr):
+        left, right = python_annotation_kind(parsed, annotation.left), python_annotation_kind(parsed, annotation.right)
+        return left if left is not None and right is not None and left.name == right.name == STATIC else None
+    if isinstance(annotation, cst.Subscript) and annotation.slice:
+        arguments = [e.slice.value for e in annotation.slice if isinstance(e.slice, cst.Index)]
+        head = named(annotation.value)
+        if head == "typing.Optional" and len(arguments) == 1:
+            return python_annotation_kind(parsed, arguments[0])
+        if head in SEQUENCE_ANNOTATIONS and arguments:
+            items = [a for a in arguments if not (isinstance(a, cst.Ellipsis))]
+            kinds = [python_annotation_kind(parsed, a) for a in items]
+            if kinds and all(k is not None and k.name == STATIC for k in kinds):
+                return Kind(CONTAINER, Kind(STATIC, why="an item of a declared sequence"))
+    return None
+
+
 ORDERINGS = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual)
 # Methods that add items to a list, set or dict.
 ADDS = frozenset({"append", "insert", "extend", "add", "update", "appendleft"})
@@ -273,6 +309,8 @@ class ValueKinds:
         root = expr.value
         if isinstance(root, cst.Name) and root.value == "self" and attr in self.static_fields:
             return Kind(STATIC, why=f"`{code}`, a static field")
+        if isinstance(root, cst.Name) and root.value == "self" and attr in self._hyperparameters:
+            return self._hyperparameters[attr]
         while isinstance(root, cst.Attribute):
             if root.attr.value in CONFIG_ROOTS:
                 return Kind(STATIC, why=f"`{code}`, a configuration value")
@@ -285,6 +323,27 @@ class ValueKinds:
             # `state.cars` of a traced `state`: a field of a pytree whose leaves are tracers.
             return Kind(TRACED, why=f"`{code}`, a field of a traced argument")
         return UNKNOWN_KIND
+
+    @cached_property
+    def _hyperparameters(self) -> dict[str, Kind]:
+        """`features: Tuple[int, ...]` declared on a Flax module: a linen module is a dataclass of
+        hyperparameters, never a pytree the transform traces, and an NNX module keeps attributes
+        that are not arrays static; a field annotated with a Python type holds that Python value."""
+        if self.traced.module not in HYPERPARAMETER_MODULES:
+            return {}
+        block = self.parsed.parent(self.func)
+        owner = self.parsed.parent(block) if isinstance(block, cst.IndentedBlock) else None
+        if not isinstance(owner, cst.ClassDef):
+            return {}
+        fields: dict[str, Kind] = {}
+        for statement in owner.body.body:
+            for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+                if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                    kind = python_annotation_kind(self.parsed, small.annotation.annotation)
+                    if kind is not None:
+                        name = small.target.value
+                        fields[name] = Kind(kind.name, kind.item, why=f"`self.{name}`, a field declared `{self.parsed.code(small.annotation.annotation)}`")
+        return fields
 
     def _subscript(self, expr: cst.Subscript) -> Kind:
         base = self.of(expr.value)
