@@ -1,13 +1,20 @@
 """The jaxloopfix language server (pygls 2), started by `jaxloopfix server` on stdio.
 
 - Diagnostics are published on open, save and (debounced, ~300 ms after the last
-  keystroke, always on the latest text) on change.
+  keystroke, always on the latest text) on change. A client that pulls them
+  (`textDocument/diagnostic`, LSP 3.17) gets them only so, never pushed as well, and is asked
+  to pull again (`workspace/diagnostic/refresh`) after a save changed what other modules trace.
+- The first lint of a file follows its project (reads its other modules, seconds on a big
+  repository): where the client shows work-done progress, that pass runs under it.
+- Notebook documents (LSP 3.17): the code cells are linted as one program, as `check` lints an
+  .ipynb file (`lsp_notebooks`), and each cell gets its own findings on its own URI.
 - Diagnostics carry the notes `check` prints below a finding (why the function is traced,
   why no fix, what an unsafe fix assumes) as `relatedInformation`, and the same as `data`.
 - Code actions: a quick fix per fixable diagnostic, titled with its fix's headline ("Rewrite
   loop with lax.scan", "Mark n static with static_argnames", ...),
   `source.fixAll.jaxloopfix` (every safe fix, as `check --fix` writes it) and
-  "Suppress <CODE> on this line" (`# noqa: <CODE>`).
+  "Suppress <CODE> on this line" (`# noqa: <CODE>`). Where `check --fix` lays out the lines a
+  fix wrote with the project's formatter (`format-fixes`), the editor's fixes are laid out so too.
 - Hover on a line with a finding shows its rule's documentation (`jaxloopfix rule CODE`).
 - An unsafe fix not yet verified equal also gets "Verify with JAX, then apply": the
   `jaxloopfix.verifyAndApply` command runs `verify` on that function in a child process
@@ -37,7 +44,7 @@ import uuid
 from bisect import bisect_right
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable
+from typing import Any, AsyncIterator, Callable, Coroutine
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -46,7 +53,10 @@ from jaxloopfix import __version__
 from jaxloopfix.config import ConfigError, Settings, find_pyproject, load_settings
 from jaxloopfix.diagnostics import Applicability, Diagnostic, Fix
 from jaxloopfix.engine import ParseError, apply_fixes, lint_text
+from jaxloopfix.lsp_notebooks import CellText, NotebookLint, cells_of, lint_cells, notebook_source
 from jaxloopfix.lsp_verify import COMMAND, EQUIVALENT, action_title, record, report, verify_off_loop
+from jaxloopfix.rewrite.edits import apply_edits
+from jaxloopfix.rewrite.format_fixes import format_changed, project_formatter
 
 __all__ = ["JaxLoopFixServer", "server", "start"]
 
@@ -56,6 +66,15 @@ SOURCE = "jaxloopfix"
 FIX_ALL_KIND = "source.fixAll.jaxloopfix"
 SYNTAX_ERROR_CODE = "invalid-syntax"
 DEBOUNCE_SECONDS = 0.3
+PROJECT_TITLE = "jaxloopfix: reading the project"
+NOTEBOOK_SYNC = types.NotebookDocumentSyncOptions(
+    notebook_selector=[
+        types.NotebookDocumentFilterWithNotebook(
+            notebook="jupyter-notebook", cells=[types.NotebookCellLanguage(language="python")]
+        )
+    ],
+    save=True,
+)
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
@@ -143,7 +162,7 @@ class _SyntaxError:
 
 class JaxLoopFixServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("jaxloopfix", __version__)
+        super().__init__("jaxloopfix", __version__, notebook_document_sync=NOTEBOOK_SYNC)
         self.settings_cache: dict[Path, Settings] = {}
         # Per file: its settings with the tracing the rest of its project supplies. Computed on
         # open and after a save (any saved file may change what it traces), not on every edit.
@@ -154,6 +173,26 @@ class JaxLoopFixServer(LanguageServer):
         self.config_errors_shown: set[str] = set()
         # (uri, function) of the `verifyAndApply` runs under way: asked again meanwhile, it is not run twice.
         self.verifying: set[tuple[str, str]] = set()
+        # Per notebook URI: the notebook source last linted and its cells' findings.
+        self.notebook_lints: dict[str, tuple[str, NotebookLint]] = {}
+        # Per file: its project pass under way with progress, for any other handler to wait on.
+        self.reading: dict[Path, asyncio.Future[None]] = {}
+        self.background: set[asyncio.Task[None]] = set()
+
+    # -- what the client takes
+
+    def pulls(self) -> bool:
+        """The client asks for diagnostics (LSP 3.17): pushed as well, it would show each twice."""
+        text_document = self.client_capabilities.text_document
+        return text_document is not None and text_document.diagnostic is not None
+
+    def refreshes(self) -> bool:
+        workspace = self.client_capabilities.workspace
+        return bool(workspace and workspace.diagnostics and workspace.diagnostics.refresh_support)
+
+    def shows_progress(self) -> bool:
+        window = self.client_capabilities.window
+        return bool(window and window.work_done_progress)
 
     # -- settings
 
@@ -203,12 +242,130 @@ class JaxLoopFixServer(LanguageServer):
         return cached
 
     def forget_project(self) -> None:
-        """After a save: recompute what other modules trace, and re-lint every open document."""
+        """After a save: recompute what other modules trace, and re-lint every open document
+        (a pulling client is asked to pull again instead)."""
         self.traced_settings.clear()
         self.last_good.clear()
+        self.notebook_lints.clear()
+        if self.pulls():
+            if self.refreshes():
+                self.workspace_diagnostic_refresh(None)
+            return
         for open_uri in list(self.workspace.text_documents):
-            if open_uri.endswith(".py") or open_uri.endswith(".pyi"):
-                self.publish(open_uri)
+            in_notebook = self.workspace.get_notebook_document(cell_uri=open_uri) is not None
+            if open_uri.endswith((".py", ".pyi")) and not in_notebook:
+                self.after_project_read(open_uri, functools.partial(self.publish, open_uri))
+        for notebook_uri in list(self.workspace.notebook_documents):
+            self.after_project_read(notebook_uri, functools.partial(self.push, notebook_uri))
+
+    # -- the project pass, under work-done progress
+
+    def project_source(self, uri: str) -> tuple[Path | None, str]:
+        """The file whose project pass `uri` needs, and its text: a cell's is its notebook's."""
+        notebook = self.notebook_of(uri)
+        if notebook is not None:
+            return _file_path(notebook.uri), notebook_source(self.cells(notebook))
+        text, _, path, _ = self.document(uri)
+        return path, text
+
+    def needs_progress(self, uri: str) -> bool:
+        """The client shows progress and `uri`'s project pass is still to run."""
+        if not self.shows_progress():
+            return False
+        path, _ = self.project_source(uri)
+        return path is not None and path not in self.traced_settings
+
+    async def read_project(self, uri: str) -> None:
+        """Run `uri`'s project pass now, under progress, where `needs_progress`; one pass per
+        file however many handlers wait for it."""
+        if not self.needs_progress(uri):
+            return
+        path, text = self.project_source(uri)
+        assert path is not None
+        reading = self.reading.get(path)
+        if reading is None:
+            reading = asyncio.ensure_future(self._read_with_progress(path, text))
+            self.reading[path] = reading
+            reading.add_done_callback(lambda _: self.reading.pop(path, None))
+        await asyncio.shield(reading)
+
+    async def _read_with_progress(self, path: Path, text: str) -> None:
+        # `begin` is written to the client before the pass blocks the event loop, `end` after it.
+        async with _progress(self, PROJECT_TITLE):
+            self.lint_settings(path, text)
+
+    def after_project_read(self, uri: str, then: Callable[[], object]) -> None:
+        """Run `then` at once, or (where `needs_progress`) once the project pass ran under progress."""
+        if not self.needs_progress(uri):
+            then()
+            return
+
+        async def read_then() -> None:
+            await self.read_project(uri)
+            then()
+
+        self.spawn(read_then())
+
+    def spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run `work` as a task held until it ends, its failure logged (never raised)."""
+
+        async def guarded() -> None:
+            try:
+                await work
+            except Exception:  # noqa: BLE001
+                logger.exception("jaxloopfix: background work failed")
+
+        task = asyncio.get_running_loop().create_task(guarded())
+        self.background.add(task)
+        task.add_done_callback(self.background.discard)
+
+    # -- notebooks
+
+    def notebook_of(self, uri: str) -> types.NotebookDocument | None:
+        """The open notebook `uri` names, or holds as a cell."""
+        workspace = self.workspace
+        return workspace.get_notebook_document(notebook_uri=uri) or workspace.get_notebook_document(cell_uri=uri)
+
+    def cells(self, notebook: types.NotebookDocument) -> list[CellText]:
+        def document(uri: str) -> tuple[str, int | None, str | None]:
+            doc = self.workspace.get_text_document(uri)
+            return doc.source, doc.version, doc.language_id
+
+        return cells_of(notebook, document)
+
+    def lint_notebook(self, notebook: types.NotebookDocument) -> NotebookLint:
+        """The findings of every cell of `notebook`, linted as one program (memoised on its source)."""
+        cells = self.cells(notebook)
+        source = notebook_source(cells)
+        cached = self.notebook_lints.get(notebook.uri)
+        if cached is not None and cached[0] == source:
+            return cached[1]
+        path = _file_path(notebook.uri)
+        settings = self.lint_settings(path, source)
+        if path is not None and settings.project_root is not None and settings.is_excluded(path):
+            linted = NotebookLint({cell.uri: [] for cell in cells if cell.code})
+        else:
+            linted = lint_cells(cells, source, str(path) if path else "untitled.ipynb", settings)
+        self.notebook_lints[notebook.uri] = (source, linted)
+        return linted
+
+    def lint_cell(self, uri: str, notebook: types.NotebookDocument) -> tuple[str, list[Diagnostic]] | None:
+        """`lint` of a cell: its part of the notebook's lint, at the cell's rows. Its fixes carry no
+        edits (those address the joined program), so the editor offers none."""
+        text, version, _, _ = self.document(uri)
+        self.syntax_errors.pop(uri, None)
+        try:
+            linted = self.lint_notebook(notebook)
+        except Exception:  # noqa: BLE001 - a rule bug must not end the session
+            logger.exception("jaxloopfix failed on notebook %s", notebook.uri)
+            return None
+        error = linted.syntax_errors.get(uri)
+        if error is not None:
+            self.syntax_errors[uri] = _SyntaxError(text, version, error.message, error.row, error.column)
+            return None
+        diagnostics = linted.findings.get(uri, [])
+        self.last_good[uri] = _Lint(text, version, diagnostics)
+        return text, diagnostics
 
     # -- documents
 
@@ -225,6 +382,9 @@ class JaxLoopFixServer(LanguageServer):
     def lint(self, uri: str) -> tuple[str, list[Diagnostic]] | None:
         """Lint the current text of `uri`; None when it does not parse (then `syntax_errors[uri]`
         says where) or the engine failed."""
+        notebook = self.workspace.get_notebook_document(cell_uri=uri)
+        if notebook is not None:
+            return self.lint_cell(uri, notebook)
         text, version, path, filename = self.document(uri)
         self.syntax_errors.pop(uri, None)
         cached = self.last_good.get(uri)
@@ -253,32 +413,56 @@ class JaxLoopFixServer(LanguageServer):
         self.last_good[uri] = _Lint(text, version, diagnostics)
         return text, diagnostics
 
-    def publish(self, uri: str) -> bool:
-        """Publish the diagnostics of the current text of `uri`: its findings, or the one
-        `invalid-syntax` error of a text that does not parse. False: nothing was published
-        (the engine failed; the client keeps what it shows)."""
+    def current(self, uri: str) -> tuple[list[types.Diagnostic], int | None] | None:
+        """The LSP diagnostics of the current text of `uri` and its version: its findings, or the
+        one `invalid-syntax` error of a text that does not parse. None: the engine failed."""
         result = self.lint(uri)
         if result is None:
             error = self.syntax_errors.get(uri)
             if error is None:
-                return False
-            index = _LineIndex(error.text, self.encoding())
-            self.text_document_publish_diagnostics(
-                types.PublishDiagnosticsParams(
-                    uri=uri, diagnostics=[_syntax_diagnostic(error, index)], version=error.version
-                )
-            )
-            return True
+                return None
+            return [_syntax_diagnostic(error, _LineIndex(error.text, self.encoding()))], error.version
         text, diagnostics = result
         index = _LineIndex(text, self.encoding())
+        return [_to_lsp_diagnostic(d, index, uri) for d in diagnostics], self.last_good[uri].version
+
+    def kept(self, uri: str) -> list[types.Diagnostic]:
+        """The last good diagnostics of `uri`, for a pull answered while the engine fails on it."""
+        last = self.last_good.get(uri)
+        if last is None:
+            return []
+        index = _LineIndex(last.text, self.encoding())
+        return [_to_lsp_diagnostic(d, index, uri) for d in last.diagnostics]
+
+    def publish(self, uri: str) -> bool:
+        """Publish `current(uri)`. False: nothing was published (the engine failed; the client
+        keeps what it shows)."""
+        current = self.current(uri)
+        if current is None:
+            return False
+        diagnostics, version = current
         self.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(
-                uri=uri,
-                diagnostics=[_to_lsp_diagnostic(d, index, uri) for d in diagnostics],
-                version=self.last_good[uri].version,
-            )
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version)
         )
         return True
+
+    def push(self, uri: str, clear_on_failure: bool = False) -> None:
+        """Publish the diagnostics of `uri` (of a notebook: of each of its cells), unless the
+        client pulls them; with `clear_on_failure`, an empty list where the engine failed."""
+        if self.pulls():
+            return
+        notebook = self.workspace.get_notebook_document(notebook_uri=uri)
+        for target in [cell.document for cell in notebook.cells] if notebook is not None else [uri]:
+            if not self.publish(target) and clear_on_failure:
+                self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=target, diagnostics=[]))
+
+    def clear(self, uri: str) -> None:
+        """`uri` closed: forget it, and clear what a pushed-to client shows for it."""
+        self.cancel_pending(uri)
+        self.last_good.pop(uri, None)
+        self.syntax_errors.pop(uri, None)
+        if not self.pulls():
+            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
     def cancel_pending(self, uri: str) -> None:
         task = self.pending.pop(uri, None)
@@ -293,7 +477,7 @@ class JaxLoopFixServer(LanguageServer):
             try:
                 await asyncio.sleep(DEBOUNCE_SECONDS)
                 # The text is read from the workspace now, so it is the latest one.
-                self.publish(uri)
+                self.push(uri)
             except asyncio.CancelledError:
                 pass
             except Exception:  # noqa: BLE001
@@ -458,15 +642,15 @@ server = JaxLoopFixServer()
 def did_open(ls: JaxLoopFixServer, params: types.DidOpenTextDocumentParams) -> None:
     uri = params.text_document.uri
     ls.last_good.pop(uri, None)
-    if not ls.publish(uri):
-        # The engine failed on it: nothing good to keep, so show nothing.
-        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+    # Where the engine fails on it there is nothing good to keep: show nothing.
+    ls.after_project_read(uri, functools.partial(ls.push, uri, clear_on_failure=True))
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
 @_safe()
 def did_change(ls: JaxLoopFixServer, params: types.DidChangeTextDocumentParams) -> None:
-    ls.schedule(params.text_document.uri)
+    if not ls.pulls():
+        ls.schedule(params.text_document.uri)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
@@ -484,11 +668,61 @@ def did_save(ls: JaxLoopFixServer, params: types.DidSaveTextDocumentParams) -> N
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
 @_safe()
 def did_close(ls: JaxLoopFixServer, params: types.DidCloseTextDocumentParams) -> None:
+    ls.clear(params.text_document.uri)
+
+
+@server.feature(
+    types.TEXT_DOCUMENT_DIAGNOSTIC,
+    types.DiagnosticOptions(identifier=SOURCE, inter_file_dependencies=True, workspace_diagnostics=False),
+)
+@_safe(default=types.RelatedFullDocumentDiagnosticReport(items=[]))
+async def document_diagnostic(
+    ls: JaxLoopFixServer, params: types.DocumentDiagnosticParams
+) -> types.RelatedFullDocumentDiagnosticReport:
+    """Pull (LSP 3.17): what a push would publish; where the engine fails, the last good ones."""
     uri = params.text_document.uri
+    await ls.read_project(uri)
+    current = ls.current(uri)
+    return types.RelatedFullDocumentDiagnosticReport(items=current[0] if current is not None else ls.kept(uri))
+
+
+# --------------------------------------------------------------------------- notebooks
+
+
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
+@_safe()
+def did_open_notebook(ls: JaxLoopFixServer, params: types.DidOpenNotebookDocumentParams) -> None:
+    uri = params.notebook_document.uri
+    ls.notebook_lints.pop(uri, None)
+    ls.after_project_read(uri, functools.partial(ls.push, uri, clear_on_failure=True))
+
+
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+@_safe()
+def did_change_notebook(ls: JaxLoopFixServer, params: types.DidChangeNotebookDocumentParams) -> None:
+    structure = params.change.cells.structure if params.change.cells is not None else None
+    for removed in (structure.did_close or []) if structure is not None else []:
+        ls.clear(removed.uri)
+    if not ls.pulls():
+        ls.schedule(params.notebook_document.uri)
+
+
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)
+@_safe()
+def did_save_notebook(ls: JaxLoopFixServer, params: types.DidSaveNotebookDocumentParams) -> None:
+    ls.cancel_pending(params.notebook_document.uri)
+    # The saved notebook may now trace (or stop tracing) functions of open modules.
+    ls.forget_project()
+
+
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
+@_safe()
+def did_close_notebook(ls: JaxLoopFixServer, params: types.DidCloseNotebookDocumentParams) -> None:
+    uri = params.notebook_document.uri
     ls.cancel_pending(uri)
-    ls.last_good.pop(uri, None)
-    ls.syntax_errors.pop(uri, None)
-    ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+    ls.notebook_lints.pop(uri, None)
+    for cell in params.cell_text_documents:
+        ls.clear(cell.uri)
 
 
 def _verified_functions(ls: JaxLoopFixServer, uri: str, text: str) -> set[str]:
@@ -530,6 +764,14 @@ def _verify_action(
     )
 
 
+def _file_path(uri: str) -> Path | None:
+    """The file a `file:` URI names (a notebook's, for its settings and project); else None."""
+    from pygls.uris import to_fs_path
+
+    fs_path = to_fs_path(uri) if uri.startswith("file:") else None
+    return Path(fs_path) if fs_path else None
+
+
 def _wanted(only: list[str] | None, kind: str) -> bool:
     if not only:
         return True
@@ -554,66 +796,112 @@ def code_action(ls: JaxLoopFixServer, params: types.CodeActionParams) -> list[ty
     only = [str(k) for k in params.context.only] if params.context.only else None
     start = index.offset_of_position(params.range.start)
     end = index.offset_of_position(params.range.end)
+    in_range = [d for d in diagnostics if _touches(d, index, start, end)]
+    actions: list[types.CodeAction] = []
+    if _wanted(only, types.CodeActionKind.QuickFix):
+        actions.extend(_quick_fixes(ls, uri, text, index, in_range))
+        actions.extend(_suppress_actions(uri, index, in_range))
+    if _wanted(only, FIX_ALL_KIND) and ls.notebook_of(uri) is None:
+        actions.extend(_fix_all_actions(ls, uri, text, index, diagnostics))
+    return actions
+
+
+def _touches(diagnostic: Diagnostic, index: _LineIndex, start: int, end: int) -> bool:
+    d_start = index.offset(diagnostic.location.row, diagnostic.location.column)
+    d_end = index.offset(diagnostic.end_location.row, diagnostic.end_location.column)
+    return d_start <= end and start <= d_end
+
+
+def _quick_fixes(
+    ls: JaxLoopFixServer, uri: str, text: str, index: _LineIndex, in_range: list[Diagnostic]
+) -> list[types.CodeAction]:
+    """The fix of each finding (a notebook cell's carry no edits: none), and "Verify with JAX,
+    then apply" beside an unsafe one not yet verified equal."""
     actions: list[types.CodeAction] = []
     verified = _verified_functions(ls, uri, text)
+    for diagnostic in in_range:
+        fix = diagnostic.fix
+        if fix is None or not fix.edits:
+            continue
+        lsp_diagnostic = _to_lsp_diagnostic(diagnostic, index, uri)
+        function = diagnostic.extra.get("function")
+        equal = function in verified
+        actions.append(
+            types.CodeAction(
+                title=quickfix_title(fix, equal),
+                kind=types.CodeActionKind.QuickFix,
+                diagnostics=[lsp_diagnostic],
+                is_preferred=fix.applicability is Applicability.SAFE or equal,
+                edit=types.WorkspaceEdit(changes={uri: _fix_edits(ls, uri, text, index, fix)}),
+            )
+        )
+        if fix.applicability is Applicability.UNSAFE and not equal and _can_verify(ls, uri, function):
+            actions.append(_verify_action(ls, uri, str(function), lsp_diagnostic))
+    return actions
 
-    in_range = []
-    for diagnostic in diagnostics:
-        d_start = index.offset(diagnostic.location.row, diagnostic.location.column)
-        d_end = index.offset(diagnostic.end_location.row, diagnostic.end_location.column)
-        if d_start <= end and start <= d_end:
-            in_range.append(diagnostic)
 
-    if _wanted(only, types.CodeActionKind.QuickFix):
-        for diagnostic in in_range:
-            lsp_diagnostic = _to_lsp_diagnostic(diagnostic, index, uri)
-            if diagnostic.fix is not None:
-                equal = diagnostic.extra.get("function") in verified
-                title = quickfix_title(diagnostic.fix, equal)
-                edits = [
-                    types.TextEdit(
-                        range=types.Range(start=index.position(e.start), end=index.position(e.end)),
-                        new_text=e.content,
-                    )
-                    for e in sorted(diagnostic.fix.edits, key=lambda e: (e.start, e.end))
-                ]
-                actions.append(
-                    types.CodeAction(
-                        title=title,
-                        kind=types.CodeActionKind.QuickFix,
-                        diagnostics=[lsp_diagnostic],
-                        is_preferred=diagnostic.fix.applicability is Applicability.SAFE or equal,
-                        edit=types.WorkspaceEdit(changes={uri: edits}),
-                    )
-                )
-                function = diagnostic.extra.get("function")
-                if diagnostic.fix.applicability is Applicability.UNSAFE and not equal and _can_verify(ls, uri, function):
-                    actions.append(_verify_action(ls, uri, str(function), lsp_diagnostic))
-        for diagnostic in in_range:
-            edit = _suppress_edit(diagnostic, index)
-            if edit is not None:
-                actions.append(
-                    types.CodeAction(
-                        title=f"Suppress {diagnostic.code} on this line",
-                        kind=types.CodeActionKind.QuickFix,
-                        diagnostics=[_to_lsp_diagnostic(diagnostic, index, uri)],
-                        edit=types.WorkspaceEdit(changes={uri: [edit]}),
-                    )
-                )
-
-    if _wanted(only, FIX_ALL_KIND) and any(
-        d.fix is not None and d.fix.applicability is Applicability.SAFE for d in diagnostics
-    ):
-        fix_all = _fix_all_edit(ls, uri, text, index)
-        if fix_all is not None:
+def _suppress_actions(uri: str, index: _LineIndex, in_range: list[Diagnostic]) -> list[types.CodeAction]:
+    actions = []
+    for diagnostic in in_range:
+        edit = _suppress_edit(diagnostic, index)
+        if edit is not None:
             actions.append(
                 types.CodeAction(
-                    title="Fix all jaxloopfix findings (safe fixes)",
-                    kind=FIX_ALL_KIND,
-                    edit=types.WorkspaceEdit(changes={uri: [fix_all]}),
+                    title=f"Suppress {diagnostic.code} on this line",
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=[_to_lsp_diagnostic(diagnostic, index, uri)],
+                    edit=types.WorkspaceEdit(changes={uri: [edit]}),
                 )
             )
     return actions
+
+
+def _fix_all_actions(
+    ls: JaxLoopFixServer, uri: str, text: str, index: _LineIndex, diagnostics: list[Diagnostic]
+) -> list[types.CodeAction]:
+    if not any(d.fix is not None and d.fix.applicability is Applicability.SAFE for d in diagnostics):
+        return []
+    fix_all = _fix_all_edit(ls, uri, text, index)
+    if fix_all is None:
+        return []
+    return [
+        types.CodeAction(
+            title="Fix all jaxloopfix findings (safe fixes)",
+            kind=FIX_ALL_KIND,
+            edit=types.WorkspaceEdit(changes={uri: [fix_all]}),
+        )
+    ]
+
+
+def _fix_edits(ls: JaxLoopFixServer, uri: str, text: str, index: _LineIndex, fix: Fix) -> list[types.TextEdit]:
+    """The fix's own edits; where the project lays out fixes with its formatter, one edit of the
+    lines that changed, as `check --fix` writes them."""
+    edits = sorted(fix.edits, key=lambda e: (e.start, e.end))
+    fixed = apply_edits(text, edits)
+    laid_out = _laid_out(ls, uri, text, fixed)
+    if laid_out != fixed:
+        return [_whole_lines_edit(text, laid_out, index)]
+    return [
+        types.TextEdit(range=types.Range(start=index.position(e.start), end=index.position(e.end)), new_text=e.content)
+        for e in edits
+    ]
+
+
+def _laid_out(ls: JaxLoopFixServer, uri: str, old: str, new: str) -> str:
+    """`new` with the lines a fix wrote laid out by the project's formatter, as `check --fix`
+    does (`api._formatted`); `new` itself where none is configured or installed."""
+    _, _, path, _ = ls.document(uri)
+    if path is None or path.suffix != ".py" or new == old:
+        return new
+    settings = ls.settings_for(path)
+    executable = project_formatter(settings.format_fixes, settings.project_root)
+    if executable is None:
+        return new
+    return _format_changed(old, new, str(path), executable, settings.project_root)
+
+
+# A code action request comes with every cursor move: the same fix is laid out once.
+_format_changed = functools.lru_cache(maxsize=32)(format_changed)
 
 
 @server.feature(types.TEXT_DOCUMENT_HOVER)
@@ -642,6 +930,7 @@ def _fix_all_edit(ls: JaxLoopFixServer, uri: str, text: str, index: _LineIndex) 
         return None
     if not count or new_text == text:
         return None
+    new_text = _laid_out(ls, uri, text, new_text)
     return types.TextEdit(range=types.Range(start=types.Position(line=0, character=0), end=index.end()), new_text=new_text)
 
 
@@ -669,15 +958,15 @@ def _message(ls: JaxLoopFixServer, kind: types.MessageType, message: str) -> Non
 
 @contextlib.asynccontextmanager
 async def _progress(ls: JaxLoopFixServer, title: str) -> AsyncIterator[None]:
-    """Work-done progress (begin ... end) around a long run, where the client shows it."""
-    window = ls.client_capabilities.window
+    """Work-done progress (begin ... end) around a long run, where the client shows it. `begin`
+    is written before the body runs, so the body may block the event loop (the project pass)."""
     token: str | None = None
-    if window is not None and window.work_done_progress:
-        token = f"jaxloopfix-verify-{uuid.uuid4().hex}"
+    if ls.shows_progress():
+        token = f"jaxloopfix-{uuid.uuid4().hex}"
         try:
             await ls.work_done_progress.create_async(token)
             ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(title=title, cancellable=False))
-        except Exception:  # noqa: BLE001 - no progress bar is no reason not to verify
+        except Exception:  # noqa: BLE001 - no progress bar is no reason not to do the work
             logger.exception("work-done progress could not start")
             token = None
     try:
@@ -719,7 +1008,7 @@ def _function_fix(ls: JaxLoopFixServer, uri: str, text: str, function: str) -> t
     )
     if not count or new_text == text:
         return None
-    return _whole_lines_edit(text, new_text, _LineIndex(text, ls.encoding()))
+    return _whole_lines_edit(text, _laid_out(ls, uri, text, new_text), _LineIndex(text, ls.encoding()))
 
 
 def _workspace_edit(ls: JaxLoopFixServer, uri: str, version: int | None, edit: types.TextEdit) -> types.WorkspaceEdit:

@@ -27,6 +27,15 @@ class NotebookError(Exception):
     """The notebook is not valid JSON or cannot be written back byte-for-byte."""
 
 
+class CellParseError(ParseError):
+    """A cell does not parse: its row is the cell's, and `cell` (0-based) says which cell, for the
+    language server, which shows the error on that cell."""
+
+    def __init__(self, cell: int, message: str, row: int | None = None, column: int | None = None) -> None:
+        super().__init__(message, row, column)
+        self.cell = cell
+
+
 @dataclass
 class _Cell:
     index: int  # position in the notebook (0-based)
@@ -156,7 +165,8 @@ def lint_notebook_module(text: str, filename: str, settings: Settings) -> Module
     except ParseError as exc:
         cell = notebook.cell_of(exc.row) if exc.row else None
         if cell is not None:
-            raise ParseError(f"cell {cell.index + 1}: {exc.message}", exc.row - cell.start_row + 1, exc.column) from None
+            message = f"cell {cell.index + 1}: {exc.message}"
+            raise CellParseError(cell.index, message, exc.row - cell.start_row + 1, exc.column) from None
         raise
     return ModuleLint([notebook.map_diagnostic(d) for d in linted.diagnostics], linted.links)
 

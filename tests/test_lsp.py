@@ -7,6 +7,7 @@ import asyncio
 import random
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,7 @@ SEED_UNICODE = SEED.replace("    h = jnp.zeros(hidden_dim)\n", "    h = jnp.zero
 ).replace("for i in range(inputs.shape[0]):\n", "for i in range(inputs.shape[0]):  # 😀 pas\n")
 PUBLISH = types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS
 TIMEOUT = 10.0
+NOTEBOOKS = types.NotebookDocumentClientCapabilities(synchronization=types.NotebookDocumentSyncClientCapabilities())
 
 
 def _recording_client() -> LanguageClient:
@@ -56,7 +58,8 @@ async def client(lsp_client: LanguageClient):
     await lsp_client.initialize_session(
         types.InitializeParams(
             capabilities=types.ClientCapabilities(
-                general=types.GeneralClientCapabilities(position_encodings=[types.PositionEncodingKind.Utf16])
+                general=types.GeneralClientCapabilities(position_encodings=[types.PositionEncodingKind.Utf16]),
+                notebook_document=NOTEBOOKS,
             ),
         )
     )
@@ -492,3 +495,340 @@ async def test_diagnostics_carry_their_notes(client: LanguageClient, tmp_path: P
     ]
     assert unsafe.data["fix"]["assumptions"] == list(seed.fix.assumptions)
     _close(client, path.as_uri())
+
+
+# --------------------------------------------------------------------------- LSP 3.17 clients
+
+
+def _ordering_client() -> LanguageClient:
+    """The recording client, also keeping the order in which progress and diagnostics arrive."""
+    client = _recording_client()
+    client.events = []  # type: ignore[attr-defined]
+    features = client.protocol.fm.features
+    publish, progress = features[PUBLISH], features[types.PROGRESS]
+
+    def on_publish(params: types.PublishDiagnosticsParams):
+        client.events.append(("diagnostics", params.uri))  # type: ignore[attr-defined]
+        return publish(params)
+
+    def on_progress(params: types.ProgressParams):
+        client.events.append((params.value.get("kind"), params.token))  # type: ignore[attr-defined]
+        return progress(params)
+
+    features[PUBLISH], features[types.PROGRESS] = on_publish, on_progress
+    return client
+
+
+@pytest_lsp.fixture(
+    scope="module",
+    config=ClientServerConfig(
+        server_command=[sys.executable, "-m", "jaxloopfix", "server"],
+        client_factory=_ordering_client,
+    ),
+)
+async def progress_client(lsp_client: LanguageClient):
+    """A client that shows work-done progress and takes pushed diagnostics."""
+    await lsp_client.initialize_session(
+        types.InitializeParams(
+            capabilities=types.ClientCapabilities(
+                general=types.GeneralClientCapabilities(position_encodings=[types.PositionEncodingKind.Utf16]),
+                window=types.WindowClientCapabilities(work_done_progress=True),
+            ),
+        )
+    )
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest_lsp.fixture(
+    scope="module",
+    config=ClientServerConfig(
+        server_command=[sys.executable, "-m", "jaxloopfix", "server"],
+        client_factory=_recording_client,
+    ),
+)
+async def pull_client(lsp_client: LanguageClient):
+    """A client that pulls diagnostics (and takes refresh requests), shows progress and opens notebooks."""
+    result = await lsp_client.initialize_session(
+        types.InitializeParams(
+            capabilities=types.ClientCapabilities(
+                general=types.GeneralClientCapabilities(position_encodings=[types.PositionEncodingKind.Utf16]),
+                window=types.WindowClientCapabilities(work_done_progress=True),
+                text_document=types.TextDocumentClientCapabilities(diagnostic=types.DiagnosticClientCapabilities()),
+                workspace=types.WorkspaceClientCapabilities(
+                    diagnostics=types.DiagnosticWorkspaceClientCapabilities(refresh_support=True)
+                ),
+                notebook_document=NOTEBOOKS,
+            ),
+        )
+    )
+    lsp_client.server_capabilities = result.capabilities  # type: ignore[attr-defined]
+    yield
+    await lsp_client.shutdown_session()
+
+
+def _small_project(root: Path) -> Path:
+    """A project whose `steps.total` loops and is jitted only by `model.py`: `steps.py` has a
+    finding only once the server has read the rest of its project."""
+    (root / "pyproject.toml").write_text('[project]\nname = "tiny"\nversion = "0.1"\n', encoding="utf-8")
+    steps = root / "steps.py"
+    steps.write_text(
+        "import jax.numpy as jnp\n\n\ndef total(x):\n    acc = jnp.zeros(x.shape[1:])\n"
+        "    for i in range(x.shape[0]):\n        acc = acc + x[i]\n    return acc\n",
+        encoding="utf-8",
+    )
+    (root / "model.py").write_text("import jax\n\nfrom steps import total\n\nrun = jax.jit(total)\n", encoding="utf-8")
+    return steps
+
+
+def _did_open(client: LanguageClient, path: Path, text: str) -> str:
+    path.write_text(text, encoding="utf-8")
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=path.as_uri(), language_id="python", version=1, text=text)
+        )
+    )
+    return path.as_uri()
+
+
+def _did_change(client: LanguageClient, uri: str, version: int, text: str) -> None:
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+        )
+    )
+
+
+async def _pull(client: LanguageClient, uri: str) -> list[types.Diagnostic]:
+    report = await client.text_document_diagnostic_async(
+        types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    assert report.kind == "full", report
+    return list(report.items)
+
+
+async def _until(condition: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + TIMEOUT
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        await asyncio.sleep(0.02)
+
+
+def _pushed(client: LanguageClient, uri: str, since: int) -> list[types.PublishDiagnosticsParams]:
+    return [p for p in client.published[since:] if p.uri == uri]  # type: ignore[attr-defined]
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_first_project_pass_runs_under_progress(progress_client: LanguageClient, tmp_path: Path):
+    """Opening a file: begin, then the project pass, then end, then its diagnostics; not again on an edit."""
+    steps = _small_project(tmp_path)
+    uri = steps.as_uri()
+    text = steps.read_text(encoding="utf-8")
+    since = len(progress_client.events)  # type: ignore[attr-defined]
+    published = await _open(progress_client, steps, text)
+    # Traced only through model.py: the finding is there because the project was read.
+    assert [(d.code, d.range.start.line) for d in published.diagnostics] == [("JLF002", 5)]
+
+    events = progress_client.events[since:]  # type: ignore[attr-defined]
+    (token,) = [token for kind, token in events if kind == "begin"]
+    assert [kind for kind, key in events if key in (token, uri)] == ["begin", "end", "diagnostics"]
+    assert progress_client.progress_reports[token][0].title == "jaxloopfix: reading the project"
+
+    since, published_since = len(progress_client.events), len(progress_client.published)  # type: ignore[attr-defined]
+    _did_change(progress_client, uri, 2, text + "\n")
+    edited = await _wait_published(progress_client, uri, published_since, version=2)
+    assert [d.code for d in edited.diagnostics] == ["JLF002"]
+    assert [kind for kind, _ in progress_client.events[since:]] == ["diagnostics"]  # type: ignore[attr-defined]
+    _close(progress_client, uri)
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_pull_diagnostics(pull_client: LanguageClient, client: LanguageClient, tmp_path: Path):
+    """A pulling client gets by `textDocument/diagnostic` what a pushed-to client is published,
+    is never pushed to, and is asked to pull again after a save; a push client stays pushed to."""
+    provider = pull_client.server_capabilities.diagnostic_provider  # type: ignore[attr-defined]
+    assert (provider.identifier, provider.inter_file_dependencies, provider.workspace_diagnostics) == ("jaxloopfix", True, False)
+
+    path = tmp_path / "rnn.py"
+    pushed = (await _open(client, path, SEED)).diagnostics
+    pull_since, tokens = len(pull_client.published), set(pull_client.progress_reports)  # type: ignore[attr-defined]
+    uri = _did_open(pull_client, path, SEED)
+    pulled = await _pull(pull_client, uri)
+    assert [d.code for d in pulled] == ["JLF001"]
+    assert pulled == list(pushed)
+    # The project pass the first pull waited for ran under progress, ended before the answer.
+    reading = [r for t, r in pull_client.progress_reports.items() if t not in tokens]
+    assert [(r[0].title, [k.kind for k in r]) for r in reading] == [("jaxloopfix: reading the project", ["begin", "end"])]
+
+    broken = SEED.replace("        x_t = inputs[i]\n", "        x_t = inputs[i\n")
+    _did_change(pull_client, uri, 2, broken)
+    (error,) = await _pull(pull_client, uri)
+    assert error.code == "invalid-syntax" and 9 <= error.range.start.line <= 11
+
+    # Saved: the pull client is asked to pull again, the push client is published to again.
+    refreshes = pull_client.diagnostic_refresh_count
+    push_since = len(client.published)  # type: ignore[attr-defined]
+    pull_client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    await _until(lambda: pull_client.diagnostic_refresh_count == refreshes + 1, "workspace/diagnostic/refresh")
+    assert [d.code for d in (await _wait_published(client, uri, push_since)).diagnostics] == ["JLF001"]
+    assert client.diagnostic_refresh_count == 0
+
+    _close(pull_client, uri)
+    await asyncio.sleep(DEBOUNCE)
+    assert _pushed(pull_client, uri, pull_since) == []
+    _close(client, uri)
+
+
+# --------------------------------------------------------------------------- notebooks
+
+IMPORTS_CELL = "import jax\nimport jax.numpy as jnp\n\n\n@jax.jit\ndef double(x):\n    return 2 * x\n"
+LOOP_CELL = (
+    "@jax.jit\ndef running_sum(x):\n    carry = jnp.zeros(x.shape[1:])\n"
+    "    for i in range(x.shape[0]):\n        carry = carry + x[i]\n    return carry\n"
+)
+NO_LOOP_CELL = "@jax.jit\ndef running_sum(x):\n    return jnp.sum(x, axis=0)\n"
+DEBOUNCE = 0.6
+
+
+def _open_notebook(client: LanguageClient, path: Path) -> tuple[str, list[str]]:
+    """Open a notebook: a code cell of imports, a Markdown cell, then a code cell with a loop.
+    Its cells have URIs as VS Code makes them."""
+    uri = path.as_uri()
+    sources = [("python", IMPORTS_CELL), ("markdown", "The running sum, as a loop:"), ("python", LOOP_CELL)]
+    cells = [f"vscode-notebook-cell:{path.as_posix()}#W{i}sZmlsZQ%3D%3D" for i in range(len(sources))]
+    kinds = {"python": types.NotebookCellKind.Code, "markdown": types.NotebookCellKind.Markup}
+    client.notebook_document_did_open(
+        types.DidOpenNotebookDocumentParams(
+            notebook_document=types.NotebookDocument(
+                uri=uri,
+                notebook_type="jupyter-notebook",
+                version=1,
+                cells=[types.NotebookCell(kind=kinds[lang], document=cell) for cell, (lang, _) in zip(cells, sources)],
+            ),
+            cell_text_documents=[
+                types.TextDocumentItem(uri=cell, language_id=lang, version=1, text=text)
+                for cell, (lang, text) in zip(cells, sources)
+            ],
+        )
+    )
+    return uri, cells
+
+
+def _edit_cell(client: LanguageClient, notebook: str, cell: str, text: str) -> None:
+    client.notebook_document_did_change(
+        types.DidChangeNotebookDocumentParams(
+            notebook_document=types.VersionedNotebookDocumentIdentifier(uri=notebook, version=2),
+            change=types.NotebookDocumentChangeEvent(
+                cells=types.NotebookDocumentCellChanges(
+                    text_content=[
+                        types.NotebookDocumentCellContentChanges(
+                            document=types.VersionedTextDocumentIdentifier(uri=cell, version=2),
+                            changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+                        )
+                    ]
+                )
+            ),
+        )
+    )
+
+
+def _close_notebook(client: LanguageClient, notebook: str, cells: list[str]) -> None:
+    client.notebook_document_did_close(
+        types.DidCloseNotebookDocumentParams(
+            notebook_document=types.NotebookDocumentIdentifier(uri=notebook),
+            cell_text_documents=[types.TextDocumentIdentifier(uri=cell) for cell in cells],
+        )
+    )
+
+
+def _loop_finding(diagnostics: list[types.Diagnostic]) -> None:
+    """The loop of the third cell, at its line in that cell (its 4th), not in the joined program."""
+    assert [(d.code in ("JLF001", "JLF002"), d.range.start) for d in diagnostics] == [
+        (True, types.Position(line=3, character=4))
+    ], diagnostics
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_notebook_cells_are_linted_as_one_program(client: LanguageClient, tmp_path: Path):
+    """Pushed: each code cell gets its findings on its own URI; an edit that removes the loop clears them."""
+    since = len(client.published)  # type: ignore[attr-defined]
+    notebook, (imports, markdown, loop) = _open_notebook(client, tmp_path / "sums.ipynb")
+    (finding,) = (await _wait_published(client, loop, since)).diagnostics
+    _loop_finding([finding])
+    assert list((await _wait_published(client, imports, since)).diagnostics) == []
+    # A cell's fix would address the joined program: no quick fix, only the line's `# noqa`.
+    assert [a.title for a in await _actions(client, loop, finding)] == [f"Suppress {finding.code} on this line"]
+
+    since = len(client.published)  # type: ignore[attr-defined]
+    _edit_cell(client, notebook, loop, NO_LOOP_CELL)
+    assert list((await _wait_published(client, loop, since, version=2)).diagnostics) == []
+
+    since = len(client.published)  # type: ignore[attr-defined]
+    _close_notebook(client, notebook, [imports, markdown, loop])
+    assert list((await _wait_published(client, loop, since)).diagnostics) == []
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_notebook_cells_are_pulled(pull_client: LanguageClient, tmp_path: Path):
+    """Pulled: a cell's report comes from the lint of its whole notebook, and nothing is pushed."""
+    (selector,) = pull_client.server_capabilities.notebook_document_sync.notebook_selector  # type: ignore[attr-defined]
+    assert selector.notebook == "jupyter-notebook" and [c.language for c in selector.cells] == ["python"]
+
+    since = len(pull_client.published)  # type: ignore[attr-defined]
+    notebook, cells = _open_notebook(pull_client, tmp_path / "sums.ipynb")
+    imports, _, loop = cells
+    _loop_finding(await _pull(pull_client, loop))
+    assert await _pull(pull_client, imports) == []
+
+    _edit_cell(pull_client, notebook, loop, NO_LOOP_CELL)
+    assert await _pull(pull_client, loop) == []
+    _close_notebook(pull_client, notebook, cells)
+    await asyncio.sleep(DEBOUNCE)
+    assert [p.uri for p in pull_client.published[since:]] == []  # type: ignore[attr-defined]
+
+
+# --------------------------------------------------------------------------- fixes laid out like `check --fix`
+
+LONG_NAMES = '''\
+import jax
+import jax.numpy as jnp
+
+
+@jax.jit
+def accumulate_squares(initial_running_total, observation_sequence):
+    running_total_value = initial_running_total
+    for step_index in range(observation_sequence.shape[0]):
+        running_total_value = running_total_value + observation_sequence[step_index] ** 2
+    return running_total_value
+'''
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_quick_fix_is_laid_out_like_check_fix(client: LanguageClient, tmp_path: Path):
+    """In a project that formats with ruff, the quick fix writes what `check --fix --unsafe-fixes`
+    writes (its long generated lines broken at 60 columns), as one edit of the changed lines."""
+    from click.testing import CliRunner
+
+    from jaxloopfix.cli import main
+    from jaxloopfix.config import find_pyproject, load_settings
+
+    (tmp_path / "pyproject.toml").write_text("[tool.ruff]\nline-length = 60\n\n[tool.jaxloopfix]\n", encoding="utf-8")
+    path = tmp_path / "squares.py"
+    uri = path.as_uri()
+    (diagnostic,) = (await _open(client, path, LONG_NAMES)).diagnostics
+    actions = await _actions(client, uri, diagnostic, only=[types.CodeActionKind.QuickFix])
+    (fix,) = [a for a in actions if a.title.startswith("Rewrite")]
+    (edit,) = _edits(fix, uri)
+    assert edit.range.start.line > 0  # the changed lines, not the whole file
+    quick_fixed = apply_text_edits(LONG_NAMES, [edit])
+
+    outcome = CliRunner().invoke(main, ["check", "--fix", "--unsafe-fixes", str(path)])
+    assert outcome.exit_code in (0, 1), outcome.output
+    written = path.read_text(encoding="utf-8")
+    unformatted, _, _ = apply_fixes(LONG_NAMES, str(path), load_settings(find_pyproject(tmp_path)), unsafe=True)
+    assert written != unformatted
+    assert all(len(line) <= 60 for line in written.splitlines() if line not in LONG_NAMES.splitlines())
+    assert quick_fixed == written
+    _close(client, uri)
