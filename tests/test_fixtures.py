@@ -98,6 +98,7 @@ REFUSALS = {
     "break_in_body": "`break`",
     "closure_captures_index": "closure",
     "continue_in_body": "`continue`",
+    "discarded_results": "results are discarded",
     "for_else": "`else:`",
     "growing_carry": "changes shape",
     "outer_list_mutation": "DEBUG_LOG",

@@ -214,4 +214,14 @@ if want jaxopt2; then
     --root jaxopt="$VSP/jaxopt" --root jaxopt-tests="$SRC/jaxopt/tests" --root jax="$SP/jax" -- \
     $PY "$HERE/drive_pytest.py" --one-per-test 860 25 tests > "$RUNS/jaxopt2.log" 2>&1
 fi
+if want optax3; then
+  # the first case of each optax test function, every test file, 20 s a file
+  $REC --out "$RUNS/optax3" --cwd "$SRC/optax" --timeout 900 --root optax="$SRC/optax/optax" --root jax="$SP/jax" -- \
+    $PY "$HERE/drive_pytest.py" --one-per-test 860 20 optax > "$RUNS/optax3.log" 2>&1
+fi
+if want haiku4; then
+  # the first case of each haiku test function, every test file, 20 s a file
+  $REC --out "$RUNS/haiku4" --cwd "$SP" --timeout 900 --root haiku="$SP/haiku" --root jax="$SP/jax" -- \
+    $PY "$HERE/drive_pytest.py" --one-per-test 860 20 haiku/_src > "$RUNS/haiku4.log" 2>&1
+fi
 $PY "$HERE/record.py" merge "$RUNS"/*/ -o "$RUNS/merged.jsonl"

@@ -143,6 +143,8 @@ class ContainerEvidence:
                 return f"it iterates `{code}`, {declared}"
         if isinstance(expr, cst.Name):
             return self.name(expr.value) or self._checked_sequence(expr)
+        if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Slice):
+            return self.iterable(expr.value, depth + 1)  # `values[1:]`: a slice of a Python list is one
         return None
 
     def _declared_attribute(self, name: str, attr: str) -> str | None:
@@ -537,12 +539,38 @@ class ContainerEvidence:
             qname = self.parsed.qualified_name(target) or ""
             short = qname.rsplit(".", 1)[-1]
             framework = qname.startswith(MODULE_PACKAGES) and short[:1].isupper()
-            if framework or self.is_module_class(target) or self._helper_constructs(target):
+            if framework or self.is_module_class(target) or self._helper_constructs(target) or self._aliased_module(target):
                 return (
                     f"each step constructs the module `{self.parsed.code(target)}(...)`: a stack of distinct layers, "
                     "not one step applied along an array axis"
                 )
         return None
+
+    def _aliased_module(self, target: cst.BaseExpression, depth: int = 0) -> bool:
+        """`make = functools.partial(Block, ...)` or `Block = layers.Block` before the loop, then
+        `make(...)(x)`: every binding of the name is a module class, or a partial of one."""
+        if not isinstance(target, cst.Name) or depth > 2:
+            return False
+        scope = self.parsed.scope(target)
+        try:
+            bindings = [getattr(a, "node", None) for a in scope[target.value]] if scope is not None else []
+        except Exception:  # noqa: BLE001 - a name libcst cannot look up is just unknown
+            return False
+        values = [_assigned_value(self.parsed, b) if isinstance(b, cst.Name) else None for b in bindings]
+        if not values or any(v is None for v in values):
+            return False
+        for value in values:
+            if isinstance(value, cst.Call) and isinstance(value.func, (cst.Name, cst.Attribute)) and value.args \
+                    and self.parsed.qualified_name(value.func) == "functools.partial":
+                value = value.args[0].value
+            if not isinstance(value, (cst.Name, cst.Attribute)):
+                return False
+            qname = self.parsed.qualified_name(value) or ""
+            short = qname.rsplit(".", 1)[-1]
+            module = qname.startswith(MODULE_PACKAGES) and short[:1].isupper()
+            if not (module or self.is_module_class(value) or self._aliased_module(value, depth + 1)):
+                return False
+        return True
 
     def _helper_constructs(self, target: cst.BaseExpression, depth: int = 0) -> bool:
         """`ncsn_conv3x3(x, ...)` where that module-level function builds and calls a module."""
@@ -909,6 +937,13 @@ FUNCTION_WRAPPERS = frozenset(
     {"vmap", "jit", "pmap", "grad", "value_and_grad", "jacfwd", "jacrev", "hessian", "checkpoint", "remat",
      "custom_jvp", "custom_vjp", "filter_jit", "filter_vmap", "filter_grad", "filter_value_and_grad"}
 )
+
+
+def _assigned_value(parsed: ParsedModule, target: cst.Name) -> cst.BaseExpression | None:
+    """The value of a plain `name = value` statement that binds `target`."""
+    parent = parsed.parent(target)
+    assign = parsed.parent(parent) if isinstance(parent, cst.AssignTarget) else None
+    return assign.value if isinstance(assign, cst.Assign) and len(assign.targets) == 1 else None
 
 
 def _wraps_function(qname: str) -> bool:

@@ -354,7 +354,7 @@ class LoopPlanner:
         self._bind_reads(plan, b.body, b.flow, b.live, b.carry_names)
         self._check_values(plan, b.array_names)
         self._check_bounds(plan)
-        plan.refusal = b.refusal
+        plan.refusal = b.refusal or _keeps_no_value(plan)
         trip = iteration.trip
         if b.refusal is not None and trip.kind != "shape" and not self._proven_array_work(iteration, plan, loop):
             python_level = self.evidence.python_level(loop)
@@ -1466,6 +1466,19 @@ SKIP_RULES: tuple[Callable[[LoopPlanner, cst.For, Iteration | None], str | None]
     LoopPlanner.few_steps,
     LoopPlanner.structured_body,
 )
+
+
+def _keeps_no_value(plan: LoopPlan) -> str | None:
+    """`for k in range(ids.shape[0]): _ = release(ids[k])`: no carry and no per-step output, so
+    the loop is kept for what its calls do. It is reported (JLF002) with this refusal: a scan
+    would have nothing to carry or stack, and what it should run per step is the user's call."""
+    if plan.carries or plan.accumulators:
+        return None
+    return (
+        "each step's results are discarded (no carry, no per-step output): there is nothing for a "
+        "`lax.scan` to carry or stack; if the per-step calls are needed, run them in a `lax.scan` or "
+        "`lax.fori_loop` body by hand"
+    )
 
 
 def _item_names(loop: cst.For, iteration: Iteration | None) -> set[str]:
