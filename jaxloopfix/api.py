@@ -187,14 +187,11 @@ def check_source(
 def _formatted(source: SourceFile, new_text: str, settings: Settings) -> str:
     """`new_text` with the lines the fixes wrote laid out by the project's formatter, if it has
     one (`rewrite.format_fixes`): Python files in UTF-8, the only encoding ruff reads."""
-    from jaxloopfix.rewrite.format_fixes import format_changed, project_formatter
+    from jaxloopfix.rewrite.format_fixes import format_fixed
 
-    if source.path.suffix != ".py" or source.encoding not in ("utf-8", "utf-8-sig"):
+    if source.encoding not in ("utf-8", "utf-8-sig"):
         return new_text
-    executable = project_formatter(settings.format_fixes, settings.project_root)
-    if executable is None:
-        return new_text
-    return format_changed(source.text, new_text, str(source.path), executable, settings.project_root)
+    return format_fixed(source.text, new_text, source.path, settings)
 
 
 def check_file(

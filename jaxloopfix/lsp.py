@@ -56,7 +56,7 @@ from jaxloopfix.engine import ParseError, apply_fixes, lint_text
 from jaxloopfix.lsp_notebooks import CellText, NotebookLint, cells_of, lint_cells, notebook_source
 from jaxloopfix.lsp_verify import COMMAND, EQUIVALENT, action_title, record, report, verify_off_loop
 from jaxloopfix.rewrite.edits import apply_edits
-from jaxloopfix.rewrite.format_fixes import format_changed, project_formatter
+from jaxloopfix.rewrite.format_fixes import format_changed, format_fixed
 
 __all__ = ["JaxLoopFixServer", "server", "start"]
 
@@ -889,15 +889,11 @@ def _fix_edits(ls: JaxLoopFixServer, uri: str, text: str, index: _LineIndex, fix
 
 def _laid_out(ls: JaxLoopFixServer, uri: str, old: str, new: str) -> str:
     """`new` with the lines a fix wrote laid out by the project's formatter, as `check --fix`
-    does (`api._formatted`); `new` itself where none is configured or installed."""
+    does (`format_fixes.format_fixed`); `new` itself where none is configured or installed."""
     _, _, path, _ = ls.document(uri)
-    if path is None or path.suffix != ".py" or new == old:
+    if path is None:
         return new
-    settings = ls.settings_for(path)
-    executable = project_formatter(settings.format_fixes, settings.project_root)
-    if executable is None:
-        return new
-    return _format_changed(old, new, str(path), executable, settings.project_root)
+    return format_fixed(old, new, path, ls.settings_for(path), run=_format_changed)
 
 
 # A code action request comes with every cursor move: the same fix is laid out once.

@@ -536,10 +536,7 @@ class ContainerEvidence:
             target = func.func if isinstance(func, cst.Call) else func
             if not isinstance(target, (cst.Name, cst.Attribute)):
                 continue
-            qname = self.parsed.qualified_name(target) or ""
-            short = qname.rsplit(".", 1)[-1]
-            framework = qname.startswith(MODULE_PACKAGES) and short[:1].isupper()
-            if framework or self.is_module_class(target) or self._helper_constructs(target) or self._aliased_module(target):
+            if self._names_module_class(target) or self._helper_constructs(target) or self._aliased_module(target):
                 return (
                     f"each step constructs the module `{self.parsed.code(target)}(...)`: a stack of distinct layers, "
                     "not one step applied along an array axis"
@@ -565,12 +562,16 @@ class ContainerEvidence:
                 value = value.args[0].value
             if not isinstance(value, (cst.Name, cst.Attribute)):
                 return False
-            qname = self.parsed.qualified_name(value) or ""
-            short = qname.rsplit(".", 1)[-1]
-            module = qname.startswith(MODULE_PACKAGES) and short[:1].isupper()
-            if not (module or self.is_module_class(value) or self._aliased_module(value, depth + 1)):
+            if not (self._names_module_class(value) or self._aliased_module(value, depth + 1)):
                 return False
         return True
+
+    def _names_module_class(self, expr: cst.Name | cst.Attribute) -> bool:
+        """`nn.Dense`, `hk.Linear` (a capitalised name of a framework package) or a module class
+        of this module or the project."""
+        qname = self.parsed.qualified_name(expr) or ""
+        framework = qname.startswith(MODULE_PACKAGES) and qname.rsplit(".", 1)[-1][:1].isupper()
+        return framework or self.is_module_class(expr)
 
     def _helper_constructs(self, target: cst.BaseExpression, depth: int = 0) -> bool:
         """`ncsn_conv3x3(x, ...)` where that module-level function builds and calls a module."""
@@ -581,8 +582,7 @@ class ContainerEvidence:
             return False
         for node in _own_descendants(defs[0].body):
             if isinstance(node, cst.Call) and isinstance(node.func, (cst.Name, cst.Attribute)):
-                qname = self.parsed.qualified_name(node.func) or ""
-                if (qname.startswith(MODULE_PACKAGES) and qname.rsplit(".", 1)[-1][:1].isupper()) or self.is_module_class(node.func):
+                if self._names_module_class(node.func):
                     return True
         return False
 

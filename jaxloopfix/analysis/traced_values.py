@@ -76,20 +76,23 @@ STATIC_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "size", "itemsize", "nb
 FIELD_FUNCTIONS = frozenset({"flax.struct.field", "equinox.field", "equinox.static_field", "dataclasses.field"})
 
 
-def static_fields(parsed: ParsedModule, func: cst.FunctionDef) -> set[str]:
-    """Attributes that `func`'s class declares static, when `func` is a method of a class in this module."""
+def declared_fields(parsed: ParsedModule, func: cst.FunctionDef) -> list[cst.AnnAssign]:
+    """The annotated fields (`name: T` or `name: T = value`) that `func`'s class declares in its
+    body, when `func` is a method of a class in this module."""
     block = parsed.parent(func)
     owner = parsed.parent(block) if isinstance(block, cst.IndentedBlock) else None
     if not isinstance(owner, cst.ClassDef):
-        return set()
-    names: set[str] = set()
-    for statement in owner.body.body:
-        if not isinstance(statement, cst.SimpleStatementLine):
-            continue
-        for small in statement.body:
-            if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and _static_field(parsed, small.value):
-                names.add(small.target.value)
-    return names
+        return []
+    return [
+        small
+        for statement in owner.body.body if isinstance(statement, cst.SimpleStatementLine)
+        for small in statement.body if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name)
+    ]
+
+
+def static_fields(parsed: ParsedModule, func: cst.FunctionDef) -> set[str]:
+    """Attributes that `func`'s class declares static, when `func` is a method of a class in this module."""
+    return {field.target.value for field in declared_fields(parsed, func) if _static_field(parsed, field.value)}  # type: ignore[union-attr]
 
 
 def _static_field(parsed: ParsedModule, value: cst.BaseExpression | None) -> bool:

@@ -30,7 +30,7 @@ import libcst as cst
 from jaxloopfix.analysis.names import assigned_names, parameters
 from jaxloopfix.analysis.source import ParsedModule
 from jaxloopfix.analysis.traced import TracedFunction
-from jaxloopfix.analysis.traced_values import STATIC_ATTRIBUTES, static_fields
+from jaxloopfix.analysis.traced_values import STATIC_ATTRIBUTES, declared_fields, static_fields
 from jaxloopfix.analysis.traced_values import STATIC_RESULTS as TRACED_STATIC_RESULTS
 from jaxloopfix.analysis.walk import walk
 
@@ -331,18 +331,13 @@ class ValueKinds:
         that are not arrays static; a field annotated with a Python type holds that Python value."""
         if self.traced.module not in HYPERPARAMETER_MODULES:
             return {}
-        block = self.parsed.parent(self.func)
-        owner = self.parsed.parent(block) if isinstance(block, cst.IndentedBlock) else None
-        if not isinstance(owner, cst.ClassDef):
-            return {}
         fields: dict[str, Kind] = {}
-        for statement in owner.body.body:
-            for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
-                if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
-                    kind = python_annotation_kind(self.parsed, small.annotation.annotation)
-                    if kind is not None:
-                        name = small.target.value
-                        fields[name] = Kind(kind.name, kind.item, why=f"`self.{name}`, a field declared `{self.parsed.code(small.annotation.annotation)}`")
+        for field in declared_fields(self.parsed, self.func):
+            annotation = field.annotation.annotation
+            kind = python_annotation_kind(self.parsed, annotation)
+            if kind is not None:
+                name = field.target.value  # type: ignore[union-attr]
+                fields[name] = Kind(kind.name, kind.item, why=f"`self.{name}`, a field declared `{self.parsed.code(annotation)}`")
         return fields
 
     def _subscript(self, expr: cst.Subscript) -> Kind:

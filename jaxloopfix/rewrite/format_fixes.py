@@ -15,7 +15,12 @@ import difflib
 import shutil
 import subprocess
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from jaxloopfix.config import Settings
 
 # Seconds one `ruff format` call may take (it formats a file in milliseconds).
 TIMEOUT = 20.0
@@ -71,3 +76,19 @@ def format_changed(old: str, new: str, filename: str, executable: str, cwd: Path
             return new
         text = done.stdout.decode("utf-8")
     return text
+
+
+def format_fixed(
+    old: str, new: str, path: Path, settings: Settings,
+    run: Callable[[str, str, str, str, Path | None], str] | None = None,
+) -> str:
+    """`new` (the fixed `old`) with the lines the fixes wrote laid out by the project's formatter,
+    if it has one (`format-fixes`); a file that is not Python source is left as fixed. `run` is
+    `format_changed` or a memoised copy of it (the language server lays out the same fix on
+    every cursor move)."""
+    if path.suffix != ".py" or new == old:
+        return new
+    executable = project_formatter(settings.format_fixes, settings.project_root)
+    if executable is None:
+        return new
+    return (run or format_changed)(old, new, str(path), executable, settings.project_root)
