@@ -18,7 +18,12 @@ tool's default fix for them, `lax.associative_scan`.
 
 `--tune-unroll` also times the tool's rewrite written with `lax.scan(...,
 unroll=k)` for k in 1, 2, 4, 8, 16 (each from `apply_fixes` with that unroll
-setting) and reports the k that `verify --tune-unroll` would choose. `--grad`
+setting) and reports the k that `verify --tune-unroll` would choose; `--unrolls`
+names other factors. `--scan-only-lengths` adds trip counts too long to compile
+the unrolled loop: there only the rewrites are timed, and the associative form
+is compared with the scan. `--jsonl FILE` appends each row as it is measured,
+so a run cut off by a time limit keeps what it finished; `--render FILE` prints
+the table of such a file. `--grad`
 adds a second program per model: the jitted gradient of the summed outputs
 with respect to the first argument, the program training compiles.
 """
@@ -27,13 +32,15 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import math
 import os
 import platform
 import shlex
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 import jax
@@ -213,17 +220,15 @@ def make_inputs(model: str, length: int, seed: int = 0) -> tuple:
     raise ValueError(model)
 
 
-def outputs_agree(
-    loop_fn: Callable, scan_fn: Callable, args: tuple
-) -> tuple[bool, float]:
-    """Whether the scan version matches the loop, and the largest absolute difference.
-
-    The loop runs eagerly (jit disabled): compiling the unrolled loop a second
-    time just for its output would double the most expensive part of the run.
-    """
+def eager_outputs(loop_fn: Callable, args: tuple) -> Any:
+    """The loop's outputs, run eagerly (jit disabled): compiling the unrolled loop a second
+    time just for its output would double the most expensive part of the run."""
     with jax.disable_jit():
-        expected = loop_fn(*args)
-    actual = scan_fn(*args)
+        return loop_fn(*args)
+
+
+def trees_close(expected: Any, actual: Any) -> tuple[bool, float]:
+    """Whether two output trees agree (rtol 1e-4, atol 1e-5), and their largest absolute difference."""
     ok, worst = True, 0.0
     for e, a in zip(
         jax.tree_util.tree_leaves(expected),
@@ -241,7 +246,7 @@ def outputs_agree(
 class Row:
     model: str
     length: int
-    loop: dict
+    loop: dict | None  # None: the unrolled loop was not compiled at this length (`--scan-only-lengths`)
     scan: dict
     agree: bool
     max_abs_diff: float
@@ -254,7 +259,7 @@ class Row:
 
     @property
     def ratio(self) -> dict:
-        return ratios(self.loop, self.scan)
+        return ratios(self.loop or {}, self.scan)
 
 
 @dataclass
@@ -313,8 +318,13 @@ def run_benchmark(
     budgets: dict[str, Budget],
     unrolls: tuple[int, ...] = (),
     models: tuple[str, ...] = MODELS,
+    scan_only_lengths: tuple[int, ...] = (),
+    record: Callable[[Row], None] = lambda row: None,
 ) -> list[Row]:
-    """One row per (program kind, model, T); `budgets` names the kinds to run ("forward", "gradient")."""
+    """One row per (program kind, model, T); `budgets` names the kinds to run ("forward", "gradient").
+
+    `record` receives each row as soon as it is measured.
+    """
     loop_ns, scan_ns, _ = build_versions()
     associative_ns = rewrite(form="associative")
     variants = {k: (scan_ns if k == 1 else rewrite(k)) for k in unrolls}
@@ -335,7 +345,8 @@ def run_benchmark(
                         program(loop_ns, model, kind),
                         program(scan_ns, model, kind),
                     )
-                    agree, diff = outputs_agree(loop_fn, scan_fn, args)
+                    expected = eager_outputs(loop_fn, args)
+                    agree, diff = trees_close(expected, scan_fn(*args))
                     scan_m = measure(scan_fn, args, {}, repeats=repeats)
                     tuned = None
                     if variants:
@@ -347,12 +358,13 @@ def run_benchmark(
                     associative_m, associative_agree = None, None
                     if model in RECURRENCES:
                         associative_fn = program(associative_ns, model, kind)
-                        associative_agree, _ = outputs_agree(loop_fn, associative_fn, args)
+                        associative_agree = trees_close(expected, associative_fn(*args))[0]
                         associative_m = measure(associative_fn, args, {}, repeats=repeats)
                     loop_m = measure(loop_fn, args, {}, repeats=repeats)
                     rows.append(
                         Row(model, length, loop_m, scan_m, agree, diff, kind, tuned, associative_m, associative_agree)
                     )
+                    record(rows[-1])
                     history.append((length, loop_m["compile_s"]))
                     budget.learn(history)
                     if (
@@ -367,8 +379,40 @@ def run_benchmark(
                         f"({time.perf_counter() - started:.1f}s)",
                         file=sys.stderr,
                     )
+                for length in sorted(scan_only_lengths):
+                    rows.append(scan_only_row(scan_ns, associative_ns, variants, model, kind, length, repeats))
+                    record(rows[-1])
     return rows
 
+
+def scan_only_row(
+    scan_ns: dict[str, Any],
+    associative_ns: dict[str, Any],
+    variants: dict[int, dict[str, Any]],
+    model: str,
+    kind: str,
+    length: int,
+    repeats: int,
+) -> Row:
+    """A length too long to compile unrolled: time the rewrites, and compare the associative form with the scan."""
+    started = time.perf_counter()
+    args = make_inputs(model, length)
+    scan_fn = program(scan_ns, model, kind)
+    scan_m = measure(scan_fn, args, {}, repeats=repeats)
+    tuned = None
+    if variants:
+        tuned = tune_unroll({k: program(ns, model, kind) for k, ns in variants.items()}, args, repeats=repeats)
+    associative_m, associative_agree = None, None
+    if model in RECURRENCES:
+        associative_fn = program(associative_ns, model, kind)
+        associative_agree = trees_close(scan_fn(*args), associative_fn(*args))[0]
+        associative_m = measure(associative_fn, args, {}, repeats=repeats)
+    print(
+        f"{model:>10} {kind:<8} T={length:<5} (no loop) scan compile {scan_m['compile_s']:.3f}s  "
+        f"associative agrees with scan={associative_agree}  ({time.perf_counter() - started:.1f}s)",
+        file=sys.stderr,
+    )
+    return Row(model, length, None, scan_m, True, 0.0, kind, tuned, associative_m, associative_agree)
 
 COLUMNS = (
     "model",
@@ -398,7 +442,7 @@ TUNED_COLUMNS = (
     "run ms (scan, chosen unroll)",
     "run loop/scan (chosen unroll)",
     "compile s (scan, chosen unroll)",
-    "run ms by unroll 1/2/4/8/16",
+    "run ms by unroll",
 )
 
 
@@ -410,23 +454,32 @@ def _fmt_ratio(value: float | None) -> str:
     )
 
 
+NOT_COMPILED = "not compiled"
+
+
+def _cell(measured: dict, key: str, scale: float = 1.0) -> str:
+    """A measured number, or why there is none (the loop is not compiled at `--scan-only-lengths`)."""
+    return f"{measured[key] * scale:.3f}" if key in measured else NOT_COMPILED
+
+
 def table_cells(row: Row, tuned: bool = False) -> list[str]:
     r = row.ratio
+    loop = row.loop or {}
     cells = [
         row.model,
         row.kind,
         str(row.length),
-        f"{row.loop['compile_s']:.3f}",
+        _cell(loop, "compile_s"),
         f"{row.scan['compile_s']:.3f}",
         _fmt_ratio(r["compile_s"]),
-        f"{row.loop['run_median_s'] * 1e3:.3f}",
+        _cell(loop, "run_median_s", 1e3),
         f"{row.scan['run_median_s'] * 1e3:.3f}",
         _fmt_ratio(r["run_median_s"]),
-        f"{row.loop['trace_lower_s']:.3f}",
+        _cell(loop, "trace_lower_s"),
         f"{row.scan['trace_lower_s']:.3f}",
-        str(row.loop["jaxpr_eqns"]),
+        str(loop.get("jaxpr_eqns", NOT_COMPILED)),
         str(row.scan["jaxpr_eqns"]),
-        "yes" if row.agree else f"NO (max |Δ| {row.max_abs_diff:.2e})",
+        NOT_COMPILED if row.loop is None else ("yes" if row.agree else f"NO (max |Δ| {row.max_abs_diff:.2e})"),
     ]
     cells += associative_cells(row)
     if tuned:
@@ -439,7 +492,7 @@ def associative_cells(row: Row) -> list[str]:
     m = row.associative
     if m is None:
         return ["-"] * len(ASSOCIATIVE_COLUMNS)
-    r = ratios(row.loop, m)
+    r = ratios(row.loop or {}, m)
     return [
         f"{m['compile_s']:.3f}",
         _fmt_ratio(r["compile_s"]),
@@ -460,11 +513,11 @@ def tuned_cells(row: Row) -> list[str]:
         f"{chosen['run_median_s'] * 1e3:.3f}",
         _fmt_ratio(
             row.loop["run_median_s"] / chosen["run_median_s"]
-            if chosen["run_median_s"]
+            if row.loop and chosen["run_median_s"]
             else None
         ),
         f"{chosen['compile_s']:.3f}",
-        " / ".join(f"{runs[k]['run_median_s'] * 1e3:.3f}" for k in sorted(runs)),
+        ", ".join(f"{k}: {runs[k]['run_median_s'] * 1e3:.3f}" for k in sorted(runs)),
     ]
 
 
@@ -525,7 +578,7 @@ def render_text(rows: list[Row], header: list[str], skipped: list[str]) -> str:
 
 
 def render_markdown(rows: list[Row], header: list[str], skipped: list[str]) -> str:
-    device = jax.devices()[0].device_kind
+    device = next((line.split(": ", 1)[1].split(" (")[0] for line in header if line.startswith("device: ")), "?")
     lines = [f"### jaxloopfix rewrite speed: {device}", ""]
     lines += [f"- {line}" for line in header]
     names = columns(rows)
@@ -543,7 +596,8 @@ def render_markdown(rows: list[Row], header: list[str], skipped: list[str]) -> s
         "Ratios are loop / scan: above 1× the `lax.scan` rewrite compiles or runs faster. "
         "The scan versions are the tool's own output (`apply_fixes(..., unsafe=True)`) on the loop source, "
         "with `linear-recurrences = \"scan\"`; the associative columns are its default fix for the linear "
-        "recurrences (GAE, discounted returns, the diagonal SSM): `lax.associative_scan`.",
+        "recurrences (GAE, discounted returns, the diagonal SSM): `lax.associative_scan`. "
+        "Where the loop is \"not compiled\" (T too long to unroll), the associative form is compared with the scan.",
     ]
     if tuned:
         lines.append(
@@ -551,6 +605,29 @@ def render_markdown(rows: list[Row], header: list[str], skipped: list[str]) -> s
             "(`verify --tune-unroll`'s rule); its loop/scan ratio divides the loop's run time by that variant's."
         )
     return "\n".join(lines)
+
+
+def append_json(path: Path, record: dict) -> None:
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(record) + "\n")
+
+
+def jsonl_recorder(path: Path, header: list[str]) -> Callable[[Row], None]:
+    """Write the run's header now and each row as it comes: a run stopped by a time limit keeps its rows."""
+    append_json(path, {"header": header, "skipped": []})
+    return lambda row: append_json(path, {"row": asdict(row)})
+
+
+def read_jsonl(path: Path) -> tuple[list[Row], list[str], list[str]]:
+    """Rows, the last header written (the final one has the wall time) and the skipped lengths of a --jsonl file."""
+    rows, header, skipped = [], [], []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        if "row" in record:
+            rows.append(Row(**record["row"]))
+        else:
+            header, skipped = record["header"], record["skipped"]
+    return rows, header, skipped
 
 
 def parse_lengths(text: str) -> list[int]:
@@ -601,6 +678,20 @@ def main(argv: list[str] | None = None) -> int:
         help="also time the rewrite with lax.scan unroll=1,2,4,8,16 and pick one",
     )
     parser.add_argument(
+        "--unrolls",
+        type=parse_lengths,
+        default=None,
+        help="time the rewrite with lax.scan at these unroll factors and pick one (--tune-unroll: 1,2,4,8,16)",
+    )
+    parser.add_argument(
+        "--scan-only-lengths",
+        type=parse_lengths,
+        default=[],
+        help="trip counts too long to compile unrolled: time only the rewrites",
+    )
+    parser.add_argument("--jsonl", type=Path, help="append each row to this file as it is measured")
+    parser.add_argument("--render", type=Path, help="print the table of a --jsonl file instead of measuring")
+    parser.add_argument(
         "--grad", action="store_true", help="also compile and run each model's gradient"
     )
     parser.add_argument(
@@ -622,7 +713,14 @@ def main(argv: list[str] | None = None) -> int:
             *(sys.argv[1:] if argv is None else argv),
         ]
     )
+    render = render_markdown if args.markdown else render_text
+    if args.render is not None:
+        rows, header, skipped = read_jsonl(args.render)
+        print(render(rows, header, skipped))
+        return 0
     started, load_at_start = time.perf_counter(), _load_average()
+    unrolls = tuple(args.unrolls) if args.unrolls else (UNROLLS if args.tune_unroll else ())
+    record = (lambda row: None) if args.jsonl is None else jsonl_recorder(args.jsonl, header_lines(command, args.repeats, 0.0, load_at_start))
     kinds = ([] if args.no_forward and args.grad else ["forward"]) + (
         ["gradient"] if args.grad else []
     )
@@ -631,13 +729,16 @@ def main(argv: list[str] | None = None) -> int:
         args.lengths,
         args.repeats,
         budgets,
-        UNROLLS if args.tune_unroll else (),
+        unrolls,
         args.models,
+        tuple(args.scan_only_lengths),
+        record,
     )
     header = header_lines(
         command, args.repeats, time.perf_counter() - started, load_at_start
     )
-    render = render_markdown if args.markdown else render_text
+    if args.jsonl is not None:
+        append_json(args.jsonl, {"header": header, "skipped": [line for b in budgets.values() for line in b.skipped]})
     print(
         render(
             rows,

@@ -285,3 +285,21 @@ def test_tuned_form_is_written_into_the_fix(tmp_path, monkeypatch):
         assert result.exit_code == 0, result.output
         assert expected in path.read_text()
         assert "wrote `lax." in result.output
+
+
+def test_timings_run_on_the_largest_inputs(tmp_path, monkeypatch):
+    """The fastest form depends on the trip count, so verify times the longest sequence it built,
+    not the last (small) edge case."""
+    (tmp_path / "smooth.py").write_text(
+        "import jax\nimport jax.numpy as jnp\n\n\n@jax.jit\ndef smooth(xs: jax.Array):\n"
+        "    total = jnp.zeros_like(xs[0])\n    for t in range(xs.shape[0]):\n"
+        "        total = jnp.tanh(total) + xs[t]\n    return total\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(
+        main, ["verify", "--unsafe-fixes", "--no-grad", "--output-format", "json", "--lengths", "4,23", "smooth.py"]
+    )
+    assert result.exit_code == 0, result.output
+    (report,) = json.loads(result.stdout)
+    assert report["cases"][-1]["label"] != "T=23"  # edge cases come after it
+    assert report["timings"]["case"] == "T=23"

@@ -49,7 +49,7 @@ def write_verify_full(results: list[tuple[str, dict[str, Any]]], out: TextIO) ->
         timings = result.get("timings") or {}
         original, rewritten = timings.get("original"), timings.get("rewritten")
         if isinstance(original, dict) and isinstance(rewritten, dict) and "error" not in original and "error" not in rewritten:
-            out.write(f"  {'':18} {'loop':>12} {'scan':>12} {'loop/scan':>10}\n")
+            out.write(f"  {'timed on ' + str(timings.get('case', '')):18} {'loop':>12} {'scan':>12} {'loop/scan':>10}\n")
             for key, name, unit in TIMING_ROWS:
                 a, b = original.get(key), rewritten.get(key)
                 ratio = f"{a / b:.2f}x" if isinstance(a, (int, float)) and isinstance(b, (int, float)) and b else "-"

@@ -627,10 +627,35 @@ def _associative_differs(original: Callable, associative: Callable, cases: list,
     return None
 
 
+def input_elements(case) -> int:
+    """How many numbers a case passes: its arrays' sizes, 1 per scalar."""
+    import numpy as np
+
+    leaves = [leaf for part in (case.args, case.kwargs) for leaf in _tree_leaves(part)]
+    return sum(int(np.size(leaf)) if hasattr(leaf, "shape") else 1 for leaf in leaves)
+
+
+def _tree_leaves(tree: Any) -> list:
+    import jax
+
+    return jax.tree_util.tree_leaves(tree)
+
+
+def timing_case(cases: list):
+    """The case to time and tune on: the largest inputs, with x64 off.
+
+    Why: the fastest form depends on the trip count (a scan step's fixed cost dominates a short
+    loop), so timings on the 5-step case say nothing about the user's 1,000 steps; the last case
+    built is a small edge case (size-1 axes, NumPy scalars), not the largest. Ties keep the first.
+    """
+    plain = [case for case in cases if not getattr(case, "x64", False)] or cases
+    return max(plain, key=input_elements)
+
+
 def timings(
     job: dict, module, original: Callable, rewritten: Callable, case, user: UserFiles, cases: list | None = None
 ) -> tuple[Any, Any]:
-    """Timings of both versions on the last (largest) case, and the unroll sweep if asked; failures become {"error": ...}."""
+    """Timings of both versions on `case` (see `timing_case`), and the unroll sweep if asked; failures become {"error": ...}."""
     try:
         from jaxloopfix.verify import measure as measuring
     except Exception as exc:
@@ -646,6 +671,7 @@ def timings(
     times = {
         "original": guarded(lambda: with_static(measuring.measure, original, case)),
         "rewritten": guarded(lambda: with_static(measuring.measure, rewritten, case)),
+        "case": case.label,
     }
     if not job.get("tune_unroll"):
         return times, None
@@ -957,7 +983,7 @@ def verify(job: dict) -> dict:
     if route is not None and result["status"] == "equivalent":
         result["message"] += f"; `{label}` ran with the rewrite in place of its code, called by `{route[0]}`"
     if job.get("measure") and result["status"] == "equivalent" and route is None:
-        result["timings"], result["unroll"] = timings(job, module, original, rewritten, cases[-1], user, cases)
+        result["timings"], result["unroll"] = timings(job, module, original, rewritten, timing_case(cases), user, cases)
     return result
 
 
