@@ -11,8 +11,9 @@ of the same model, against the loop at the same T:
   small matmul?
 - only the final state kept (no stacked outputs): is it writing the outputs?
 
-The hoisted and final-only variants are written by hand here, as questions;
-the `unroll=k` variants are the tool's own rewrite (`apply_fixes`).
+The hand-written hoisted and final-only variants ask the questions; the `tool's`
+variants are the tool's own rewrite (`apply_fixes`), including the hoisted form
+`--tune` may write (`jax.vmap(lambda xs_t: xs_t @ W_x)(xs)` before the scan).
 
     python benchmarks/rnn_gap.py [--length 1000] [--models elman_rnn,lstm] [--grad] [--markdown]
 """
@@ -28,7 +29,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from jaxloopfix.config import Settings
+from jaxloopfix.config import HOISTED_FORM, Settings
 from jaxloopfix.engine import apply_fixes
 from jaxloopfix.verify.measure import measure
 
@@ -75,6 +76,16 @@ def lstm_hoisted(params: dict, xs: jax.Array, h: jax.Array, c: jax.Array, unroll
     return h, c
 
 
+def hoisted_rewrite(model: str, unroll: int) -> Callable:
+    """The tool's own hoisted form (what `--tune` writes when it measures it fastest)."""
+    settings = Settings(scan_unroll=unroll, linear_recurrences="scan", form_overrides=((model, HOISTED_FORM),))
+    fixed, _, _ = apply_fixes(speed.SOURCE, "models.py", settings, unsafe=True)
+    assert "_projected" in fixed, "the tool hoisted nothing"
+    namespace: dict[str, Any] = {"__name__": f"rnn_hoisted_{unroll}"}
+    exec(compile(fixed, f"rnn_hoisted_{unroll}.py", "exec"), namespace)
+    return namespace[model]
+
+
 def variants(model: str) -> dict[str, Callable]:
     """Name -> jitted forward function; "loop" is the unrolled original."""
     loop_ns: dict[str, Any] = {"__name__": "rnn_loop"}
@@ -82,6 +93,8 @@ def variants(model: str) -> dict[str, Callable]:
     out: dict[str, Callable] = {"loop (unrolled)": loop_ns[model]}
     for k in UNROLLS:
         out[f"tool's scan, unroll={k}"] = speed.rewrite(k)[model]
+    for k in (16, 32):
+        out[f"tool's scan with input products hoisted, unroll={k}"] = hoisted_rewrite(model, k)
     if model == "elman_rnn":
         for k in (16, 32):
             out[f"input projection hoisted, unroll={k}"] = jax.jit(elman_hoisted, static_argnums=2)
@@ -93,7 +106,8 @@ def variants(model: str) -> dict[str, Callable]:
 
 
 def unroll_of(name: str) -> int | None:
-    return int(name.rsplit("=", 1)[1]) if "hoisted" in name or "final" in name else None
+    """The unroll a hand-written variant takes as its last argument (None: the tool's, fixed in its code)."""
+    return int(name.rsplit("=", 1)[1]) if name.startswith(("input projection", "final")) else None
 
 
 def run(models: tuple[str, ...], length: int, repeats: int, kinds: tuple[str, ...]) -> list[dict]:

@@ -28,6 +28,10 @@ class ConfigError(Exception):
     """Raised for an unreadable or invalid `[tool.jaxloopfix]` table (exit code 2)."""
 
 
+# The form name of a `lax.scan` fix with its step's input products hoisted (see `rewrite/hoist.py`).
+HOISTED_FORM = "hoisted"
+
+
 @dataclass(frozen=True)
 class Settings:
     select: frozenset[str] | None = None  # None: every rule
@@ -60,6 +64,8 @@ class Settings:
     # (`lax.associative_scan`) or "scan" (`lax.scan`, as any other carry), and per-function
     # choices written by `--tune` from measurements (function name -> form).
     linear_recurrences: str = "associative"
+    # Per function: "associative", "scan", or `HOISTED_FORM` (a scan whose step input products
+    # are computed before it, `rewrite/hoist.py`), as `--tune` measured fastest.
     form_overrides: tuple[tuple[str, str], ...] = ()
     # `verify` input factories: "module:function" of the code -> "module:function" returning (args, kwargs).
     examples: tuple[tuple[str, str], ...] = ()
@@ -101,6 +107,10 @@ class Settings:
 
     def recurrence_form(self, function: str) -> str:
         return dict(self.form_overrides).get(function, self.linear_recurrences)
+
+    def hoists_step_inputs(self, function: str) -> bool:
+        """Whether `--tune` chose the scan with the step's input products computed before it."""
+        return dict(self.form_overrides).get(function) == HOISTED_FORM
 
     def relative(self, filename: str, resolved: Path | None = None) -> str:
         path = Path(filename)

@@ -139,25 +139,32 @@ def test_tune_unroll_reports_a_choice_among_the_candidates(tmp_path, monkeypatch
     assert result.exit_code == 0, result.output
     (report,) = json.loads(result.stdout)
     unroll = report["unroll"]
-    assert {int(k) for k in unroll["runs"]} == {1, 2, 4, 8, 16}
-    assert unroll["choice"] in {1, 2, 4, 8, 16}
+    # Plain scans by unroll, and (-k) scans with the input product `jnp.dot(x_t, W_x)` hoisted.
+    assert {int(k) for k in unroll["runs"]} == {1, 2, 4, 8, 16, -1, -4, -16}
+    assert unroll["choice"] in {1, 2, 4, 8, 16, -1, -4, -16}
     assert unroll["gain_vs_1"] >= 1.0 or unroll["choice"] == 1
 
 
 def test_tuned_unroll_is_written_into_the_fix(tmp_path, monkeypatch):
     import jaxloopfix.verify.gate as gate
 
-    def fake_run_target(target, options):
-        assert options.tune_unroll and set(target.rewritten) == {1, 2, 4, 8, 16}
-        assert "unroll=8" in target.rewritten[8]
-        return {"status": "equivalent", "message": "", "unroll": {"choice": 8, "gain_vs_1": 1.2}}
+    for choice, expected in (
+        (8, "lax.scan(step, h, inputs, unroll=8)"),
+        (-4, "inputs_projected = jax.vmap(lambda x_t: jnp.dot(x_t, params[\"W_x\"]))(inputs)"),
+    ):
+        def fake_run_target(target, options, choice=choice):
+            assert options.tune_unroll and set(target.rewritten) == {1, 2, 4, 8, 16, -1, -4, -16}
+            assert "unroll=8" in target.rewritten[8]
+            assert "jax.vmap(" in target.rewritten[-4] and "jax.vmap(" not in target.rewritten[4]
+            return {"status": "equivalent", "message": "", "unroll": {"choice": choice, "gain_vs_1": 1.2}}
 
-    monkeypatch.setattr(gate, "run_target", fake_run_target)
-    path = _copy(tmp_path, "seed_rnn")
-    monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(main, ["check", "--fix", "--verify", "--unsafe-fixes", "--tune-unroll", path.name])
-    assert result.exit_code == 0, result.output
-    assert "lax.scan(step, h, inputs, unroll=8)" in path.read_text()
+        monkeypatch.setattr(gate, "run_target", fake_run_target)
+        path = _copy(tmp_path, "seed_rnn")
+        monkeypatch.chdir(tmp_path)
+        result = CliRunner().invoke(main, ["check", "--fix", "--verify", "--unsafe-fixes", "--tune-unroll", path.name])
+        assert result.exit_code == 0, result.output
+        assert expected in path.read_text()
+    assert "lax.scan(step, h, inputs_projected, unroll=4)" in path.read_text()
 
 
 def test_verify_checks_unsafe_fixes_without_a_flag(tmp_path, monkeypatch):

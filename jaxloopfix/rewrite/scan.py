@@ -16,6 +16,7 @@ from jaxloopfix.analysis.names import assigned_names, loads, parameters
 from jaxloopfix.analysis.plan import Accumulator, LoopPlan, Sequence
 from jaxloopfix.analysis.source import ParsedModule, comments_in, names_in
 from jaxloopfix.analysis.walk import walk
+from jaxloopfix.rewrite.hoist import ReplaceProducts, step_products
 from jaxloopfix.rewrite.imports import ImportPlan
 
 
@@ -94,10 +95,12 @@ class _ReplaceReads(cst.CSTTransformer):
 
 
 class ScanRenderer:
-    def __init__(self, parsed: ParsedModule, plan: LoopPlan, unroll: int = 1) -> None:
+    def __init__(self, parsed: ParsedModule, plan: LoopPlan, unroll: int = 1, hoist: bool = False) -> None:
         self.parsed = parsed
         self.plan = plan
         self.unroll = unroll
+        self.hoist = hoist  # compute the step's input products before the scan (see `rewrite/hoist.py`)
+        self._vmap: str | None = None
         self.module = parsed.module
         function_names = names_in(plan.function.node)
         taken = set(parsed.module_names) | function_names
@@ -112,6 +115,17 @@ class ScanRenderer:
 
     def code(self, node: cst.CSTNode) -> str:
         return self.parsed.code(node)
+
+    def vmap(self) -> str:
+        """How the generated code spells `jax.vmap` (an existing import, or `import jax`)."""
+        if self._vmap is None:
+            aliases = self.imports.aliases
+            alias = aliases.get("jax.vmap")
+            if alias is not None and alias.split(".", 1)[0] not in self.imports.local:
+                self._vmap = alias
+            else:
+                self._vmap = f"{self.imports._ref('jax', ('jax', None, None), 'jax')}.vmap"
+        return self._vmap
 
     def statement(self, source: str) -> cst.BaseStatement:
         return cst.parse_statement(source, config=self.config)
@@ -220,6 +234,9 @@ class ScanRenderer:
             xs_parts.append((self.sequence_expr(sequence), sequence.param))
         step_name = self.namer.fresh("step", "scan_step")
         statements, outputs, leftover = self.step_body()
+        hoisted: list[cst.BaseStatement] = []
+        if self.hoist:
+            statements, xs_parts, hoisted = self.hoisted_products(statements, xs_parts, outputs)
 
         prologue: list[cst.BaseStatement] = []
         if len(carries) == 1:
@@ -290,11 +307,59 @@ class ScanRenderer:
         as_lists = [self.statement(self.as_list(a)) for a in plan.accumulators if a.kept_as_list]
         # Lists the step indexes become arrays first; they take the loop's leading comments.
         stacks = [self.statement(f"{name} = {self.imports.jnp()}.stack({name})\n") for name in plan.stacked_lists]
+        stacks += hoisted
         if stacks:
             stacks[0] = stacks[0].with_changes(leading_lines=step_def.leading_lines)
             step_def = step_def.with_changes(leading_lines=())
         transformer = _ModuleRewrite(loop, [*stacks, step_def, scan_statement, *as_lists], inits, finishers)
         return self.imports.apply(self.spliced(transformer))
+
+    def hoisted_products(
+        self, statements: list[cst.BaseStatement], xs_parts: list[tuple[str, str]], outputs: list[str]
+    ) -> tuple[list[cst.BaseStatement], list[tuple[str, str]], list[cst.BaseStatement]]:
+        """The step with its input products (`xs_t @ W`) read from arrays computed before the
+        scan, the scan's inputs with those arrays (and without a slice the step no longer reads),
+        and the statements that compute them."""
+        plan = self.plan
+        binds = {id(s.bind) for s in plan.sequences if s.bind is not None}  # `x_t = xs[t]`: the step's parameter
+        body = [statement for statement in plan.loop.body.body if id(statement) not in binds]  # type: ignore[union-attr]
+        assigned = set(assigned_names(body))
+        inputs = {s.param for s in plan.sequences} - assigned
+        variant = assigned | {c.name for c in plan.carries} | {s.param for s in plan.sequences}
+        if plan.index is not None:
+            variant.add(plan.index)
+        products = step_products(statements, inputs, variant, _source, self.imported_name)
+        if not products:
+            return statements, xs_parts, []
+        sources = {param: expr for expr, param in xs_parts}
+        names: dict[int, str] = {}
+        before: list[cst.BaseStatement] = []
+        parts = list(xs_parts)
+        for product in products:
+            sequence = next(s for s in plan.sequences if s.param == product.param)
+            array = self.code(sequence.array)
+            whole = self.namer.fresh(f"{array if array.isidentifier() else product.param}_projected")
+            step = self.namer.fresh(f"{whole}_t")
+            names.update((id(node), step) for node in product.nodes)
+            before.append(
+                self.statement(f"{whole} = {self.vmap()}(lambda {product.param}: {product.text})({sources[product.param]})\n")
+            )
+            parts.append((whole, step))
+        replacer = ReplaceProducts(names)
+        statements = [statement.visit(replacer) for statement in statements]  # type: ignore[misc]
+        still_read = {name for statement in statements for name in names_in(statement)} | set(outputs)
+        parts = [(expr, param) for expr, param in parts if param not in inputs or param in still_read]
+        return statements, parts, before
+
+    def imported_name(self, func: cst.CSTNode) -> str | None:
+        """What a dotted name in generated code refers to through the module's imports
+        (`jnp.dot` -> `jax.numpy.dot`); None for a name the function binds itself. Read from
+        the text, since the step's statements are copies the module's metadata does not know."""
+        head, _, rest = _source(func).partition(".")
+        if head in self.imports.local:
+            return None
+        module = {local: qualified for qualified, local in self.imports.aliases.items()}.get(head)
+        return None if module is None else f"{module}.{rest}" if rest else module
 
     def spliced(self, transformer: _ModuleRewrite) -> cst.Module:
         """`self.module.visit(transformer)`, visiting only the top-level statement that holds
@@ -350,6 +415,10 @@ def removed_after(plan: LoopPlan, finishers: dict[int, cst.BaseExpression]) -> s
         if accumulator.rebinding is not None and isinstance(replacement, cst.Name) and replacement.value == accumulator.name:
             removed.add(id(accumulator.rebinding))
     return removed
+
+
+def _source(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)
 
 
 def _pack(items: list[str]) -> str:

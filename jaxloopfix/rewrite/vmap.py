@@ -34,21 +34,6 @@ def is_map_only(plan: LoopPlan) -> bool:
 class VmapRenderer(ScanRenderer):
     """`ScanRenderer` with a `jax.vmap` call instead of `lax.scan` (only for `is_map_only` plans)."""
 
-    def __init__(self, parsed, plan: LoopPlan, unroll: int = 1) -> None:  # noqa: ANN001
-        super().__init__(parsed, plan, unroll)
-        self._vmap: str | None = None
-
-    def vmap(self) -> str:
-        """How the generated code spells `jax.vmap` (an existing import, or `import jax`)."""
-        if self._vmap is None:
-            aliases = self.imports.aliases
-            alias = aliases.get("jax.vmap")
-            if alias is not None and alias.split(".", 1)[0] not in self.imports.local:
-                self._vmap = alias
-            else:
-                self._vmap = f"{self.imports._ref('jax', ('jax', None, None), 'jax')}.vmap"
-        return self._vmap
-
     # -- pieces -------------------------------------------------------------------
     def mapped_expr(self, sequence: Sequence) -> tuple[str, int]:
         """The array passed to vmap for a sequence and its `in_axes` entry."""

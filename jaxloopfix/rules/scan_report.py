@@ -30,6 +30,14 @@ TIE_ORDER = (
 )
 
 
+# Why a scan whose input products were hoisted is not proven equal to the loop.
+HOISTED_PRODUCTS = (
+    "the step's products of its inputs with loop invariants (`xs_t @ W`) are computed for all steps "
+    "as one batched product before the scan, which GPUs run in TF32 at the default matmul precision "
+    "(the loop's per-step products run in float32), so results may differ there by about 1e-2"
+)
+
+
 def associative_recurrence(context: FileContext, plan: LoopPlan) -> LinearRecurrence | None:
     """The plan's linear recurrence when its fix is the associative form (the setting
     `linear-recurrences`, or the form `--tune` measured fastest for the function; for a matrix
@@ -128,12 +136,19 @@ def render_fix(context: FileContext, plan: LoopPlan) -> tuple[Fix | None, str | 
         )
     title += _list_notes(plan, "the scan's outputs")
     reasons = plan.unsafe_reasons
+    hoist = not is_map_only(plan) and context.settings.hoists_step_inputs(plan.function.name)
+    if hoist:
+        title += "; the step's input products are computed for every step before the scan"
+        reasons = [*reasons, HOISTED_PRODUCTS]
     if is_map_only(plan):
         batched = batched_product_reason(context.parsed, list(plan.loop.body.body))
         if batched is not None and batched not in reasons:
             reasons = [*reasons, batched]
     return fix_from_rewrite(
-        context.parsed.text, lambda: renderer(context.parsed, plan, unroll).render().code, title, reasons
+        context.parsed.text,
+        lambda: (ScanRenderer(context.parsed, plan, unroll, hoist=True) if hoist else renderer(context.parsed, plan, unroll)).render().code,
+        title,
+        reasons,
     )
 
 

@@ -12,7 +12,8 @@ from jaxloopfix.config import Settings
 from jaxloopfix.diagnostics import Diagnostic, FileError
 from jaxloopfix.verify.notebook_module import NOTE, write_module
 from jaxloopfix.verify.runner import VerifyOptions, run_target
-from jaxloopfix.verify.targets import ASSOCIATIVE_VARIANT, collect_targets
+from jaxloopfix.verify.targets import collect_targets
+from jaxloopfix.verify.variants import ASSOCIATIVE_VARIANT, HOISTED_VARIANTS, variant_form, variant_name
 from jaxloopfix.verify.x64_policy import x64_policy
 
 
@@ -47,7 +48,7 @@ def verify_file(
         # the analysis and the fix read the joined cells, as `check` does.
         notebook_dir = path.resolve().parent
         path, text = write_module(path, text)
-    unrolls = (1, 2, 4, 8, 16, ASSOCIATIVE_VARIANT) if options.tune_unroll else (1,)
+    unrolls = (1, 2, 4, 8, 16, ASSOCIATIVE_VARIANT, *HOISTED_VARIANTS) if options.tune_unroll else (1,)
     out = []
     try:
         for target in collect_targets(path, text, settings, function=function, unsafe=unsafe, unrolls=unrolls, factory=factory):
@@ -105,9 +106,9 @@ def gate_fixes(path: Path, text: str, settings: Settings, options: VerifyOptions
             tuned = result.get("unroll") or {}
             choice = tuned.get("choice")
             if isinstance(choice, int):
-                forms.append((function, "associative" if choice == ASSOCIATIVE_VARIANT else "scan"))
-                if choice not in (1, ASSOCIATIVE_VARIANT):
-                    overrides.append((function, choice))
+                forms.append((function, variant_form(choice)))
+                if abs(choice) != 1 and choice != ASSOCIATIVE_VARIANT:
+                    overrides.append((function, abs(choice)))
                 gate.notes.append(FileError(str(path), f"`{qualified}`: {tuned_choice(tuned)}"))
             for advisory in result.get("advisories") or []:
                 gate.notes.append(FileError(str(path), f"`{qualified}` fixed (verified equal); {advisory}"))
@@ -131,10 +132,6 @@ def verified_on(result: dict[str, Any]) -> str:
     shown = "; ".join(f"{c.get('label')}: {c.get('inputs')}" for c in cases[:2] if c.get("inputs"))
     more = f"; and {len(cases) - 2} more" if len(cases) > 2 else ""
     return f"equal to the loop on {source} inputs ({shown}{more}); {result.get('message', '')}"
-
-
-def variant_name(key: int) -> str:
-    return "`lax.associative_scan`" if key == ASSOCIATIVE_VARIANT else f"`lax.scan(unroll={key})`"
 
 
 def tuned_choice(tuned: dict[str, Any]) -> str:

@@ -183,15 +183,19 @@ def ratios(original: dict, rewritten: dict) -> dict:
 
 
 def choose_unroll(run_medians: dict[int, float], *, noise_guard: float = UNROLL_NOISE_GUARD) -> int:
-    """The smallest unroll factor that no other factor beats by `noise_guard` or more.
+    """The simplest variant that no other beats by `noise_guard` or more.
 
     Timing noise of a few percent would otherwise pick a large unroll factor,
-    which costs compile time and program size, for no real gain.
+    which costs compile time and program size, for no real gain. Simplest: the
+    associative form (key 0), then plain scans by unroll factor, then scans with
+    hoisted input products (key -k, see `targets.HOISTED_VARIANTS`), whose batched
+    products round differently from the loop's.
     """
     if not run_medians:
         raise ValueError("no unroll variants")
     fastest = min(run_medians.values())
-    return min(k for k, t in run_medians.items() if fastest > (1.0 - noise_guard) * t)
+    candidates = [k for k, t in run_medians.items() if fastest > (1.0 - noise_guard) * t]
+    return min(candidates, key=lambda k: (k < 0, abs(k)))
 
 
 def tune_unroll(

@@ -13,7 +13,8 @@ from pathlib import Path
 import libcst as cst
 import libcst.matchers as m
 
-from jaxloopfix.config import Settings
+from jaxloopfix.config import HOISTED_FORM, Settings
+from jaxloopfix.verify.variants import ASSOCIATIVE_VARIANT
 from jaxloopfix.diagnostics import Diagnostic
 from jaxloopfix.engine import apply_fixes, lint_text, parse
 from jaxloopfix.rules.base import FileContext
@@ -231,13 +232,13 @@ def collect_targets(
             rewritten = "\n".join(added + [source])
             if unroll == ASSOCIATIVE_VARIANT and rewritten == target.rewritten.get(1):
                 continue  # no linear recurrence in the function: the associative variant is the scan
+            if unroll < 0 and rewritten == target.rewritten.get(-unroll):
+                continue  # no input product to hoist: the variant is the plain scan
             target.rewritten[unroll] = rewritten
         targets.append(target)
     return targets
 
 
-# The variant key of the `lax.associative_scan` form among the scan's unroll factors.
-ASSOCIATIVE_VARIANT = 0
 
 
 def variant_settings(settings: Settings, function: str, variant: int, *, tuning: bool) -> Settings:
@@ -248,6 +249,8 @@ def variant_settings(settings: Settings, function: str, variant: int, *, tuning:
         return replace(settings, unroll_overrides=((function, variant),))
     if variant == ASSOCIATIVE_VARIANT:
         return replace(settings, form_overrides=((function, "associative"),))
+    if variant < 0:
+        return replace(settings, form_overrides=((function, HOISTED_FORM),), unroll_overrides=((function, -variant),))
     return replace(settings, form_overrides=((function, "scan"),), unroll_overrides=((function, variant),))
 
 

@@ -609,21 +609,22 @@ def with_static(run: Callable, subject: Any, case) -> Any:
     return run(subject, _fresh(case.args), _fresh(case.kwargs), **extra)
 
 
-# `job["rewritten"]` key of the `lax.associative_scan` form (`targets.ASSOCIATIVE_VARIANT`).
+# `job["rewritten"]` key of the `lax.associative_scan` form (`variants.ASSOCIATIVE_VARIANT`).
 ASSOCIATIVE_KEY = 0
 
 
-def _associative_differs(original: Callable, associative: Callable, cases: list, want_grad: bool) -> str | None:
-    """Why the associative form may not be written (None: equivalent on every case)."""
+def _regrouped_differs(original: Callable, regrouped: Callable, name: str, cases: list, want_grad: bool) -> str | None:
+    """Why a form that regroups the arithmetic (the associative scan, hoisted input products)
+    may not be written: it must be equivalent on every case (None: it is)."""
     checked = []
     try:
         for one in cases:
-            checked.append(check_case(original, associative, one, want_grad))
+            checked.append(check_case(original, regrouped, one, want_grad))
     except (NotEquivalent, StepError) as exc:
-        return f"the `lax.associative_scan` form was left out: it raised on {getattr(exc, 'case', one).label}"
+        return f"the {name} form was left out: it raised on {getattr(exc, 'case', one).label}"
     summary = summarize(empty_result("equivalent", "", ""), checked)
     if summary["status"] != "equivalent":
-        return f"the `lax.associative_scan` form was left out: {summary['message']}"
+        return f"the {name} form was left out: {summary['message']}"
     return None
 
 
@@ -679,16 +680,19 @@ def timings(
     def tune() -> Any:
         sources = sorted(job["rewritten"].items(), key=lambda kv: int(kv[0]))
         versions = {int(k): build_rewritten(module, job["function"], src, k) for k, src in sources}
-        excluded = None
-        if ASSOCIATIVE_KEY in versions:
-            # The associative form regroups the arithmetic: it is written only if it too is
-            # equivalent on every case (the scan's unroll factors compute the same steps).
-            excluded = _associative_differs(original, versions[ASSOCIATIVE_KEY], cases or [case], bool(job.get("grad", True)))
-            if excluded is not None:
-                del versions[ASSOCIATIVE_KEY]
+        from jaxloopfix.verify.variants import variant_name
+
+        excluded = []
+        # The associative form and hoisted products regroup the arithmetic: each is written only
+        # if it too is equivalent on every case (the scan's unroll factors compute the same steps).
+        for key in [k for k in versions if k <= ASSOCIATIVE_KEY]:
+            why = _regrouped_differs(original, versions[key], variant_name(key), cases or [case], bool(job.get("grad", True)))
+            if why is not None:
+                excluded.append(why)
+                del versions[key]
         tuned = with_static(measuring.tune_unroll, versions, case)
-        if excluded is not None:
-            tuned["excluded"] = excluded
+        if excluded:
+            tuned["excluded"] = "; ".join(excluded)
         elif ASSOCIATIVE_KEY in versions:
             tuned["associative"] = "equivalent on every case"
         return tuned
