@@ -318,14 +318,27 @@ def _context_sources(
 
 
 def project_settings(
-    path: Path, text: str, settings: Settings, *, cache: ResultCache | None = None, jobs: int = 1
+    path: Path, text: str, settings: Settings, *, cache: ResultCache | None = None, jobs: int = 1,
+    given: list[Path] | None = None,
 ) -> Settings:
     """`settings` with the tracing the rest of `path`'s project supplies to it (`text` is its current content).
 
     What the language server and `verify FILE` lint one file with: the same seeds
-    `check_paths` gives the file in a run over its whole project.
+    `check_paths` gives the file in a run over its whole project. `given`: the paths of a
+    `check` run the file is explained within (`check DIR --explain FILE`): their files are
+    analysed with it, as that run analyses them, also where no root marker makes DIR a project.
     """
-    context = _context_sources([path], settings)
+    files = [path]
+    if given:
+        found = discover(given, settings)
+        files += [f for f in found.files if not _same_file(f, path)]
+    context = _context_sources(files, settings, given)
+    for other in files[1:]:
+        try:
+            context.setdefault(other, read_source(other, max_file_size=settings.max_file_size))
+        except SourceError:
+            continue
+    context = {p: source for p, source in context.items() if not _same_file(p, path)}
     if not context:
         return settings
     from jaxloopfix.files import decode_source
@@ -335,6 +348,13 @@ def project_settings(
     with pool(jobs) as workers:
         flow, _ = _rounds(sources, settings, workers, cache)
     return flow.settings_for(path, settings)
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return a == b
 
 
 def _rounds(

@@ -216,7 +216,7 @@ def check(
     settings = _override_codes(settings, select=select, ignore=ignore, extend_select=extend_select, known=list(RULE_NAMES))
     names = dict(RULE_NAMES)
     if explain is not None:
-        _explain(explain, settings)
+        _explain(explain, settings, [Path(p) for p in paths if str(p) != "-"])
     given = list(paths) or [Path(".")]
     if force_exclude:
         given = [p for p in given if not (Path(p).is_file() and settings.is_excluded(Path(p)))]
@@ -548,14 +548,15 @@ def _project_settings(path: Path, text: str, settings: Settings) -> Settings:
     return seeded
 
 
-def _explain(target: str, settings: Settings) -> NoReturn:
-    """`check --explain FILE[:LINE]`: print the explanation and exit 0 (2 when FILE cannot be read)."""
+def _explain(target: str, settings: Settings, given: list[Path]) -> NoReturn:
+    """`check [PATHS] --explain FILE[:LINE]`: print the explanation, with PATHS analysed as
+    `check PATHS` analyses them, and exit 0 (2 when FILE cannot be read)."""
     from jaxloopfix.explain import explain, parse_target
     from jaxloopfix.files import SourceError
 
     path, line = parse_target(target)
     try:
-        click.echo(explain(path, line, settings))
+        click.echo(explain(path, line, settings, given or None))
     except (SourceError, OSError) as exc:
         _fail(f"error: {path}: {exc}")
     sys.exit(0)

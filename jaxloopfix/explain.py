@@ -28,15 +28,16 @@ def parse_target(target: str) -> tuple[Path, int | None]:
     return Path(target), None
 
 
-def explain(path: Path, line: int | None, settings: Settings) -> str:
-    """The explanation of `path`'s loops (those containing `line` when given), as text."""
+def explain(path: Path, line: int | None, settings: Settings, given: list[Path] | None = None) -> str:
+    """The explanation of `path`'s loops (those containing `line` when given), as text;
+    `given`: the paths the `check` run names, analysed with it as that run analyses them."""
     from jaxloopfix import api
     from jaxloopfix.engine import ALL_RULES, is_suppressed, parse
     from jaxloopfix.files import read_source
     from jaxloopfix.rules.base import FileContext
 
     source = read_source(path, max_file_size=settings.max_file_size)
-    settings = api.project_settings(path, source.text, settings)
+    settings = api.project_settings(path, source.text, settings, given=given)
     parsed = parse(source.text, str(path))
     context = FileContext(parsed, settings)
     diagnostics: list[Diagnostic] = []

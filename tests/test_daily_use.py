@@ -309,6 +309,22 @@ def test_stdin_sees_the_project_as_check_file_does(tmp_path: Path) -> None:
     assert "layers.py:6:5: JLF002" in on_disk.stdout and "layers.py:6:5: JLF002" in piped.stdout
 
 
+def test_explain_within_a_directory_analyses_it_as_check_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`check DIR --explain FILE` explains FILE as `check DIR` analyses it, with DIR's other files,
+    also where no root marker makes DIR a project: a loop that module traces is "reported"."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "layers.py").write_text(LAYERS)
+    (tmp_path / "bench.py").write_text("import jax\nfrom pkg.layers import run\n\nstep = jax.jit(run)\n")
+    monkeypatch.chdir(tmp_path)
+    checked = run("--output-format", "concise", ".")
+    assert checked.exit_code == 1 and "layers.py:6:5: JLF002" in checked.stdout
+    explained = run(".", "--explain", "pkg/layers.py")
+    assert "traced: " in explained.stdout and "reported: JLF002" in explained.stdout, explained.stdout
+    alone = run("pkg", "--explain", "pkg/layers.py")  # `check pkg` does not see bench.py either
+    assert "not reported" in alone.stdout and run("pkg").exit_code == 0
+
+
 def test_config_is_found_from_the_checked_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`jaxloopfix check proj` from outside `proj` reads `proj/pyproject.toml`, as ruff does."""
     project = tmp_path / "proj"
