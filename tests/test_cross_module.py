@@ -567,3 +567,67 @@ def test_function_returned_by_a_property_and_called_on_self_is_traced(tmp_path: 
     found = _found(tmp_path)
     assert list(found) == ["pkg/solver.py"]
     assert found["pkg/solver.py"][0][1].startswith("returned by property `_solve`, called as `self._solve` from traced function `run`")
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        "h = layers.Block(features=8)(h)",  # the class through its module
+        "h = Block(features=8)(h)",  # a module-level alias `Block = layers.Block`
+        "h = make(features=8)(h)",  # `make = functools.partial(Block, ...)` inside `__call__`
+    ],
+)
+def test_a_loop_building_another_modules_layers_is_not_array_work(tmp_path: Path, build: str) -> None:
+    """Each step constructs a layer whose class another project module defines: a stack of
+    distinct layers (a U-Net's resolution levels), not one step along an array axis. Built
+    from a plain class of that module instead, the loop is reported."""
+    model = """
+        import functools
+
+        import flax.linen as nn
+
+        from pkg import layers
+
+        Block = layers.Block
+
+
+        class Net(nn.Module):
+            levels: int = 3
+
+            @nn.compact
+            def __call__(self, x):
+                make = functools.partial(Block, use_bias=True)
+                h = x
+                hs = [h]
+                for level in range(self.levels):
+                    BUILD
+                    hs.append(h)
+                return hs
+        """.replace("BUILD", build)
+    layers = """
+        import flax.linen as nn
+
+
+        class Block(nn.Module):
+            features: int
+            use_bias: bool = False
+
+            @nn.compact
+            def __call__(self, x):
+                return nn.Dense(self.features, use_bias=self.use_bias)(x)
+        """
+    _tree(tmp_path, {"pkg/__init__.py": "", "pkg/layers.py": layers, "pkg/model.py": model})
+    assert _found(tmp_path) == {}
+    plain = """
+        import jax.numpy as jnp
+
+
+        class Block:
+            def __init__(self, features, use_bias=False):
+                self.features = features
+
+            def __call__(self, x):
+                return jnp.tanh(x)
+        """
+    _tree(tmp_path, {"pkg/layers.py": plain})
+    assert "pkg/model.py" in _found(tmp_path)

@@ -1362,7 +1362,15 @@ class TracedFinder:
         if local is not None:
             return self.framework_of(local) is not None
         imported = self._imported(expr)
-        return imported is not None and ".".join(imported) in self._site_classes
+        if imported is None:
+            return False
+        qualified = ".".join(imported)
+        if qualified in self._site_classes:
+            return True
+        # A class of another project module (`layers.ResnetBlock`, built in a loop): ask the
+        # project pass for it; the file is analysed again once that module's classes are known.
+        self.links.wanted.add(qualified)
+        return False
 
     def resolve_method(self, attr: cst.Attribute, caller: cst.FunctionDef) -> cst.FunctionDef | None:
         """`self.method(...)` inside a class: that class's method."""
