@@ -106,6 +106,29 @@ WRAPPED_METHOD = re.compile(
 )
 
 
+# How many directories without `__init__.py` above a module's import root may name it.
+NAMESPACE_DEPTH = 3
+
+
+def namespace_names(found: ModuleName, project: Path | None) -> list[str]:
+    """Further names a module is importable as through namespace packages (PEP 420): a
+    directory without `__init__.py` is a package too when its parent is on the path, so
+    `scripts/train.py` imports `src/layers.py` as `src.layers`. Up to `NAMESPACE_DEPTH`
+    directories, never above the project root."""
+    names: list[str] = []
+    prefix: list[str] = []
+    directory = found.root
+    for _ in range(NAMESPACE_DEPTH):
+        if project is not None and (directory == project or project not in directory.parents):
+            break
+        if not directory.name.isidentifier():
+            break
+        prefix.insert(0, directory.name)
+        names.append(".".join([*prefix, found.name]))
+        directory = directory.parent
+    return names
+
+
 @dataclass
 class ModuleIndex:
     """Module names of the files checked together, to resolve imports between them."""
@@ -136,7 +159,10 @@ class ModuleIndex:
             if found is not None:
                 index.names[path] = found
                 index.by_name.setdefault(found.name, []).append(path)
-                index.shown[path] = _shown(absolute, project_root(absolute, roots) or found.root)
+                root = project_root(absolute, roots)
+                for name in namespace_names(found, root):
+                    index.by_name.setdefault(name, []).append(path)
+                index.shown[path] = _shown(absolute, root or found.root)
         return index
 
     @cached_property

@@ -114,6 +114,22 @@ def test_scripts_next_to_each_other_import_without_a_package(tmp_path: Path) -> 
     assert found == {"helpers.py": [("JLF001", "wrapped by `jax.jit(encode)` on line 4 of main.py")]}
 
 
+@pytest.mark.parametrize("marker", [True, False])
+def test_namespace_packages_without_init_files(tmp_path: Path, marker: bool) -> None:
+    """`from src.models.layers import encode` where neither `src/` nor `src/models/` has an
+    `__init__.py` (PEP 420 namespace packages), with or without a project root marker."""
+    _tree(tmp_path, {
+        **({"pyproject.toml": ""} if marker else {}),
+        "src/models/layers.py": _helper(),
+        "scripts/train.py": "import jax\nfrom src.models.layers import encode\n\nstep = jax.jit(encode)\n",
+        "other/layers.py": _helper(),  # same file name, not imported: stays untraced
+    })
+    found = _found(tmp_path)
+    assert list(found) == ["src/models/layers.py"]
+    ((code, reason),) = found["src/models/layers.py"]
+    assert code == "JLF001" and reason.startswith("wrapped by `jax.jit(encode)` on line 4 of") and reason.endswith("train.py")
+
+
 def test_tracing_follows_chains_of_modules(tmp_path: Path) -> None:
     _tree(tmp_path, {
         "pkg/__init__.py": "",
