@@ -142,3 +142,22 @@ def f(W, Ws, xs):
 )
 def test_tune_prefers_per_step_products_unless_hoisting_is_clearly_faster(medians, expected):
     assert choose_unroll(medians) == expected
+
+
+def test_the_hoisted_fix_says_what_it_regroups_and_why_it_is_unsafe():
+    from jaxloopfix.engine import lint_text
+
+    source = HEADER + textwrap.dedent(
+        """
+        def f(W, xs):
+            h = jnp.zeros(W.shape[1])
+            for t in range(xs.shape[0]):
+                h = jnp.tanh(xs[t] @ W + h)
+            return h
+        """
+    )
+    (plain,) = lint_text(source, "m.py", Settings())
+    (hoisted,) = lint_text(source, "m.py", variant_settings(Settings(), "f", -4, tuning=True))
+    assert not any("TF32" in a for a in plain.fix.assumptions)
+    assert any("TF32" in a for a in hoisted.fix.assumptions)
+    assert "input products are computed for every step before the scan" in hoisted.fix.title

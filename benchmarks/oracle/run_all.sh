@@ -224,4 +224,15 @@ if want haiku4; then
   $REC --out "$RUNS/haiku4" --cwd "$SP" --timeout 900 --root haiku="$SP/haiku" --root jax="$SP/jax" -- \
     $PY "$HERE/drive_pytest.py" --one-per-test 860 20 haiku/_src > "$RUNS/haiku4.log" 2>&1
 fi
+if want optimistix2; then
+  # lineax's and optimistix's suites ran out of time above: the first case of each test function,
+  # every test file, 30 s a file
+  $REC --out "$RUNS/optimistix2" --cwd "$SRC/optimistix" --timeout 480 \
+    --root optimistix="$VSP/optimistix" --root optimistix-tests="$SRC/optimistix/tests" --root lineax="$VSP/lineax" \
+    --root equinox="$SP/equinox" --root jax="$SP/jax" -- \
+    $PY "$HERE/drive_pytest.py" --one-per-test 450 30 tests > "$RUNS/optimistix2.log" 2>&1
+  $REC --out "$RUNS/lineax2" --cwd "$SRC/lineax" --timeout 480 \
+    --root lineax="$VSP/lineax" --root lineax-tests="$SRC/lineax/tests" --root equinox="$SP/equinox" --root jax="$SP/jax" -- \
+    $PY "$HERE/drive_pytest.py" --one-per-test 450 25 tests > "$RUNS/lineax2.log" 2>&1
+fi
 $PY "$HERE/record.py" merge "$RUNS"/*/ -o "$RUNS/merged.jsonl"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from jaxloopfix.analysis.batched_products import batched_product_reason
 from jaxloopfix.analysis.linear_recurrence import (
     PRIMITIVES, LinearRecurrence, find_linear_recurrence, recurrence_kind, recurrence_text,
@@ -144,12 +146,8 @@ def render_fix(context: FileContext, plan: LoopPlan) -> tuple[Fix | None, str | 
         batched = batched_product_reason(context.parsed, list(plan.loop.body.body))
         if batched is not None and batched not in reasons:
             reasons = [*reasons, batched]
-    return fix_from_rewrite(
-        context.parsed.text,
-        lambda: (ScanRenderer(context.parsed, plan, unroll, hoist=True) if hoist else renderer(context.parsed, plan, unroll)).render().code,
-        title,
-        reasons,
-    )
+    build = partial(ScanRenderer, hoist=True) if hoist else renderer
+    return fix_from_rewrite(context.parsed.text, lambda: build(context.parsed, plan, unroll).render().code, title, reasons)
 
 
 def _list_notes(plan: LoopPlan, source: str) -> str:
