@@ -122,9 +122,11 @@ class LoopPlanner:
             if evidence is not None:
                 return self._skip(loop, evidence, rule.__name__)
         self.decisions[loop] = ("reported", "")
-        build = self._start(loop, iteration or self.iterations.unrecognised(loop))
-        if isinstance(build, LoopPlan):
-            return build  # refused from its header alone
+        iteration = iteration or self.iterations.unrecognised(loop)
+        build = self._start(loop, iteration)
+        if isinstance(build, LoopPlan):  # refused from its header alone
+            skipped = not self._reads_known_array(loop) and self._python_level(loop, iteration, build)
+            return None if skipped else build
         self._per_step_reads(build)
         self._accumulators(build)
         self._carries(build)
@@ -356,14 +358,8 @@ class LoopPlanner:
         self._check_bounds(plan)
         plan.refusal = b.refusal or _keeps_no_value(plan)
         trip = iteration.trip
-        if b.refusal is not None and trip.kind != "shape" and not self._proven_array_work(iteration, plan, loop):
-            python_level = self.evidence.python_level(loop)
-            if python_level is not None:
-                return self._skip(
-                    loop,
-                    f"{python_level} and nothing the loop reads is known to be an array: checks, searches or "
-                    "bookkeeping over Python values",
-                )
+        if b.refusal is not None and self._python_level(loop, iteration, plan):
+            return None
         if b.reshaped and trip.kind != "shape" and not b.reads_per_step and not iteration.elements:
             # Over a count that is not a sequence length, each step computes on a different shape
             # (`jnp.diff`'s n-th difference, growing block matrices): a deliberate unroll of
@@ -371,6 +367,32 @@ class LoopPlanner:
             return self._skip(loop, f"{b.reshaped} over a count that is not a sequence length: distinct computations, not steps along an axis")
         return plan
 
+
+    def _reads_known_array(self, loop: cst.For) -> bool:
+        """Whether the body reads a value known to be an array or a tracer (`pairs[idx]` with
+        `pairs = jnp.einsum(...)`): a plan refused from its header has no reads, carries or
+        index of its own to show it."""
+        for node in _own_descendants(loop.body):
+            if isinstance(node, (cst.Name, cst.Subscript, cst.Attribute)) and self.kinds.of(node).name in (ARRAY, TRACED):
+                return True
+        return False
+
+    def _python_level(self, loop: cst.For, iteration: Iteration, plan: LoopPlan) -> bool:
+        """A refused loop (from its header, as a `range` with a step that is not a literal, or
+        from its body) that does Python-level work (`yield`, `return`, `raise`, stores into
+        outer objects) and reads nothing known to be an array: checks, searches or bookkeeping
+        over Python values, such as a generator of chunk bounds. True: left unreported."""
+        if iteration.trip.kind == "shape" or self._proven_array_work(iteration, plan, loop):
+            return False
+        python_level = self.evidence.python_level(loop)
+        if python_level is None:
+            return False
+        self._skip(
+            loop,
+            f"{python_level} and nothing the loop reads is known to be an array: checks, searches or "
+            "bookkeeping over Python values",
+        )
+        return True
 
     # -- the rows of SKIP_RULES, in order ----------------------------------------------------
     def traced_trip_count(self, loop: cst.For, iteration: Iteration | None) -> str | None:
