@@ -193,7 +193,21 @@ class ValueKinds:
                 kinds[name] = Kind(TRACED, why=f"`{name}`, an argument the transform traces")
             else:
                 kinds[name] = UNKNOWN_KIND
+            if kinds[name] is UNKNOWN_KIND and name in self._range_bounds:
+                kinds[name] = Kind(STATIC, why=f"`{name}`, a bound of `range(...)`, which takes Python ints only")
         return kinds
+
+    @cached_property
+    def _range_bounds(self) -> set[str]:
+        """Names passed as arguments of `range(...)` in the function's own code. A helper's
+        parameter used so is a Python int whenever the helper runs at all (`range` raises on a
+        tracer; JLF003 reports that where a caller passes one)."""
+        found: set[str] = set()
+        for node in walk(self.func.body, lambda n: not isinstance(n, (cst.FunctionDef, cst.Lambda, cst.ClassDef))):
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "range":
+                if self.parsed.qualified_name(node.func) in ("builtins.range", None, "range"):
+                    found |= {arg.value.value for arg in node.args if isinstance(arg.value, cst.Name) and not arg.keyword}
+        return found
 
     def _annotated(self, annotation: cst.BaseExpression, name: str) -> Kind:
         target = annotation.value if isinstance(annotation, cst.Subscript) else annotation
