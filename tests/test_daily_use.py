@@ -465,3 +465,51 @@ def test_watch_checks_again_when_a_file_changes(tmp_path: Path) -> None:
     _, err = process.communicate(timeout=30)
     assert process.returncode == 130
     assert any("JLF001" in line for line in lines) and "File changed: m.py" in err
+
+
+def _generated_lines(before: str, after: str) -> list[str]:
+    import difflib
+
+    old, new = before.splitlines(), after.splitlines()
+    matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
+    return [line for tag, _, _, j1, j2 in matcher.get_opcodes() if tag in ("replace", "insert") for line in new[j1:j2]]
+
+
+@pytest.mark.parametrize(("config", "limit"), [("", 88), ("[tool.black]\nline-length = 100\n", 100)])
+def test_fixes_keep_to_the_line_length_without_a_formatter(tmp_path: Path, config: str, limit: int) -> None:
+    """Where no formatter lays out fixes, a generated line longer than the project's line length
+    (black's, else 88) is split at its outermost brackets as black splits it."""
+    (tmp_path / "pyproject.toml").write_text(config)
+    names = ["recurrences/forms.py", "JLF001/descending_plain_stack.py", "recall/dispatch_declared_receiver.py"]
+    before = {}
+    for name in names:
+        before[Path(name).name] = (ROOT / "fixtures" / name).read_text()
+        (tmp_path / Path(name).name).write_text(before[Path(name).name])
+    result = run("--fix", "--unsafe-fixes", str(tmp_path))
+    assert "Fixed" in result.stdout, result.output
+    generated = [line for name, text in before.items() for line in _generated_lines(text, (tmp_path / name).read_text())]
+    assert generated and max(len(line) for line in generated) <= limit
+    assert any(len(line) > 88 for line in generated) == (limit > 88)  # the project's length, not 88
+    for name in before:
+        compile((tmp_path / name).read_text(), name, "exec")
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("        level_scale, level_shift = jnp.broadcast_arrays(1 + (-1) / width, signal_t / width, level)[:2]",
+         ["        level_scale, level_shift = jnp.broadcast_arrays(", "            1 + (-1) / width, signal_t / width, level",
+          "        )[:2]"]),
+        ("    running_scale, running_shift = jax.vmap(running_coefficients)((jnp.arange(rewards.shape[0]), rewards))",
+         ["    running_scale, running_shift = jax.vmap(running_coefficients)(",
+          "        (jnp.arange(rewards.shape[0]), rewards)", "    )"]),
+        ("    x = f(aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa, bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb, 'a,b(')",
+         ["    x = f(", "        aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa,", "        bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb,",
+          "        'a,b(',", "    )"]),
+        ("        # `h -> c * h + d` then `h -> a * h + b` is `h -> (a * c) * h + (a * d + b)` and more words", None),
+    ],
+)
+def test_a_long_generated_line_splits_as_black_splits_it(line: str, expected: list[str] | None) -> None:
+    from jaxloopfix.rewrite.format_fixes import _split_line
+
+    assert _split_line(line, 88) == expected  # a comment: no split helps

@@ -190,7 +190,7 @@ class AssociativeRenderer(VmapRenderer):
                 f"{steps} = {lax}.associative_scan({jnp}.multiply, {scale}{reverse}) * {carry}\n",
             ]
         return self._coefficients(f"{scale}, {shift}", f"{a}, {b}"), self._composed(
-            names, xs, reverse, law="`h -> a * h + b` after `h -> c * h + d` is `h -> (a * c) * h + (a * d + b)`",
+            names, xs, reverse, law="`h -> c * h + d` then `h -> a * h + b` is `h -> (a * c) * h + (a * d + b)`",
             combined="a * c, a * d + b", applied=f"{scale} * {carry} + {shift}",
         )
 
@@ -237,7 +237,7 @@ class AssociativeRenderer(VmapRenderer):
             f"    return {jnp}.matmul(matrices, values)\n"
         )
         return returned, self._composed(
-            names, xs, reverse, law="`h -> A @ h + b` after `h -> C @ h + d` is `h -> (A @ C) @ h + (A @ d + b)`",
+            names, xs, reverse, law="`h -> C @ h + d` then `h -> A @ h + b` is `h -> (A @ C) @ h + (A @ d + b)`",
             combined=f"{jnp}.matmul(a, c), {times}(a, d) + b",
             applied=f"{times}({scale}, {jnp}.broadcast_to({carry}, {shift}.shape)) + {shift}", helpers=(helper,),
         )

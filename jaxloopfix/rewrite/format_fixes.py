@@ -90,5 +90,98 @@ def format_fixed(
         return new
     executable = project_formatter(settings.format_fixes, settings.project_root)
     if executable is None:
-        return new
+        return new if settings.format_fixes == "none" else wrap_long_lines(old, new, line_length(settings.project_root))
     return (run or format_changed)(old, new, str(path), executable, settings.project_root)
+
+
+# The line length black and ruff format to by default (and pycodestyle's E501 under ruff).
+LINE_LENGTH = 88
+
+
+def line_length(root: Path | None) -> int:
+    """The project's `[tool.black] line-length`, else 88."""
+    if root is None:
+        return LINE_LENGTH
+    try:
+        data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return LINE_LENGTH
+    value = data.get("tool", {}).get("black", {}).get("line-length")
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else LINE_LENGTH
+
+
+def wrap_long_lines(old: str, new: str, limit: int = LINE_LENGTH) -> str:
+    """`new` with each line the fixes wrote that is longer than `limit` split at its outermost
+    call's brackets, as black and ruff split it: the arguments on one indented line when they
+    fit, else one per line with a trailing comma. Where no formatter is configured this keeps
+    generated code within the line length a user's linter checks; lines outside the fixes, and
+    lines no split helps (a long comment, one long argument), stay as they are."""
+    lines = new.splitlines(keepends=True)
+    for start, stop in reversed(changed_lines(old, new)):
+        for index in range(stop - 1, start - 2, -1):
+            line = lines[index]
+            text = line.rstrip("\r\n")
+            if len(text) > limit:
+                split = _split_line(text, limit)
+                if split is not None:
+                    ending = line[len(text):]
+                    lines[index] = ending.join(split) + ending
+    return "".join(lines)
+
+
+def _split_line(text: str, limit: int) -> list[str] | None:
+    """`name = f(a, b)[:2]` -> [`name = f(`, `    a, b`, `)[:2]`] (or one argument per line).
+
+    The split is at the last call or subscript whose opening line fits, as black's right-hand
+    split chooses (`jax.vmap(f)(xs)` splits at `(xs)`, `f(a, b)[:2]` at `[` when `f(a, b)[`
+    fits); None when none does. A subscript's body is never split at its commas."""
+    import io
+    import tokenize
+
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text.lstrip() + "\n").readline))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return None
+    if any(t.type == tokenize.COMMENT for t in tokens):
+        return None
+    offset = len(text) - len(text.lstrip())
+    indent, inner = text[:offset], text[:offset] + "    "
+    calls: list[dict] = []  # each call's (or subscript's) brackets at the statement's own level
+    depth, previous = 0, None
+    for token in tokens:
+        is_op = token.type == tokenize.OP
+        if is_op and token.string in "([{":
+            if depth == 0 and token.string in "([" and previous is not None and (
+                previous.type == tokenize.NAME or previous.string in (")", "]")
+            ):
+                calls.append({"open": offset + token.end[1], "commas": [], "lambda": token.string == "["})
+            depth += 1
+        elif is_op and token.string in ")]}":
+            depth -= 1
+            if depth == 0 and calls and "close" not in calls[-1]:
+                calls[-1]["close"] = offset + token.start[1]
+        elif depth == 1 and calls and "close" not in calls[-1]:
+            if is_op and token.string == ",":
+                calls[-1]["commas"].append(offset + token.start[1])
+            elif token.type == tokenize.NAME and token.string == "lambda":
+                calls[-1]["lambda"] = True  # its parameters' commas are not the call's
+        if token.type not in (tokenize.NEWLINE, tokenize.NL, tokenize.ENDMARKER):
+            previous = token
+    fitting = [c for c in calls if "close" in c and c["open"] <= limit and text[c["open"]:c["close"]].strip()]
+    if not fitting:
+        return None
+    call = fitting[-1]
+    head, tail = text[: call["open"]], text[call["close"] :]
+    body = text[call["open"] : call["close"]].strip()
+    if len(inner + body) <= limit and not body.endswith(","):
+        return [head, inner + body, indent + tail]
+    if call["lambda"]:
+        return None
+    parts, last = [], call["open"]
+    for comma in call["commas"]:
+        parts.append(text[last:comma].strip())
+        last = comma + 1
+    final = text[last : call["close"]].strip()
+    if final:
+        parts.append(final)
+    return [head, *(f"{inner}{part}," for part in parts), indent + tail]
