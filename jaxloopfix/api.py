@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from jaxloopfix.analysis.cross_module import ModuleLinks
-from jaxloopfix.config import Settings
+from jaxloopfix.config import Settings, resolved_path
 from jaxloopfix.diagnostics import Diagnostic, FileError, Location
 from jaxloopfix.files import (
     FileTooLargeError,
@@ -328,17 +328,19 @@ def project_settings(
     `check` run the file is explained within (`check DIR --explain FILE`): their files are
     analysed with it, as that run analyses them, also where no root marker makes DIR a project.
     """
+    target = resolved_path(path)
     files = [path]
     if given:
-        found = discover(given, settings)
-        files += [f for f in found.files if not _same_file(f, path)]
+        files += [f for f in discover(given, settings).files if resolved_path(f) != target]
     context = _context_sources(files, settings, given)
     for other in files[1:]:
+        if other in context:
+            continue
         try:
-            context.setdefault(other, read_source(other, max_file_size=settings.max_file_size))
+            context[other] = read_source(other, max_file_size=settings.max_file_size)
         except SourceError:
             continue
-    context = {p: source for p, source in context.items() if not _same_file(p, path)}
+    context = {p: source for p, source in context.items() if resolved_path(p) != target}
     if not context:
         return settings
     from jaxloopfix.files import decode_source
@@ -348,13 +350,6 @@ def project_settings(
     with pool(jobs) as workers:
         flow, _ = _rounds(sources, settings, workers, cache)
     return flow.settings_for(path, settings)
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        return a.resolve() == b.resolve()
-    except OSError:
-        return a == b
 
 
 def _rounds(

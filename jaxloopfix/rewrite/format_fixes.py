@@ -154,7 +154,7 @@ def _split_line(text: str, limit: int) -> list[str] | None:
             if depth == 0 and token.string in "([" and previous is not None and (
                 previous.type == tokenize.NAME or previous.string in (")", "]")
             ):
-                calls.append({"open": offset + token.end[1], "commas": [], "lambda": token.string == "["})
+                calls.append({"open": offset + token.end[1], "commas": [], "by_commas": token.string == "("})
             depth += 1
         elif is_op and token.string in ")]}":
             depth -= 1
@@ -164,7 +164,7 @@ def _split_line(text: str, limit: int) -> list[str] | None:
             if is_op and token.string == ",":
                 calls[-1]["commas"].append(offset + token.start[1])
             elif token.type == tokenize.NAME and token.string == "lambda":
-                calls[-1]["lambda"] = True  # its parameters' commas are not the call's
+                calls[-1]["by_commas"] = False  # its parameters' commas are not the call's
         if token.type not in (tokenize.NEWLINE, tokenize.NL, tokenize.ENDMARKER):
             previous = token
     fitting = [c for c in calls if "close" in c and c["open"] <= limit and text[c["open"]:c["close"]].strip()]
@@ -175,7 +175,7 @@ def _split_line(text: str, limit: int) -> list[str] | None:
     body = text[call["open"] : call["close"]].strip()
     if len(inner + body) <= limit and not body.endswith(","):
         return [head, inner + body, indent + tail]
-    if call["lambda"]:
+    if not call["by_commas"]:
         return None
     parts, last = [], call["open"]
     for comma in call["commas"]:

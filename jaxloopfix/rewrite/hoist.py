@@ -11,7 +11,7 @@ random numbers or be costly to run twice). The hoisted product is written as
 `jax.vmap(lambda xs_t: xs_t @ W)(xs)`, which is the per-step product for any rank of `W`
 (`xs @ W` is not, once `W` has three axes). Batching the products changes their rounding, and GPUs
 run the batched one in TF32 at the default precision: the form is written only where `--tune`
-measured it faster and `verify` found it equal (see `verify/targets.HOISTED_VARIANTS`).
+measured it faster and `verify` found it equal (see `verify/variants.HOISTED_VARIANTS`).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ class StepProduct:
 
     param: str  # the step input it multiplies
     text: str  # its code, e.g. `xs_t @ params["W_x"]`
-    nodes: list[cst.BinaryOperation]
+    nodes: list[cst.BaseExpression]  # `a @ b` or `jnp.dot(a, b)`
 
 
 # Products written as calls: `jnp.dot(x_t, W)`, `jnp.matmul(W, x_t)`.

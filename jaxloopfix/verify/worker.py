@@ -630,16 +630,11 @@ def _regrouped_differs(original: Callable, regrouped: Callable, name: str, cases
 
 def input_elements(case) -> int:
     """How many numbers a case passes: its arrays' sizes, 1 per scalar."""
+    import jax
     import numpy as np
 
-    leaves = [leaf for part in (case.args, case.kwargs) for leaf in _tree_leaves(part)]
+    leaves = jax.tree_util.tree_leaves((case.args, case.kwargs))
     return sum(int(np.size(leaf)) if hasattr(leaf, "shape") else 1 for leaf in leaves)
-
-
-def _tree_leaves(tree: Any) -> list:
-    import jax
-
-    return jax.tree_util.tree_leaves(tree)
 
 
 def timing_case(cases: list):
