@@ -725,7 +725,7 @@ def verify(
 @click.option("--all", "show_all", is_flag=True, help="List every rule with its summary.")
 @click.option(
     "--output-format", type=click.Choice(["text", "json"], case_sensitive=False), default="text", show_default=True,
-    help="json: one object per rule (code, name, summary, explanation), as `ruff rule` writes it.",
+    help="json: one object per rule (code, name, summary, explanation, url of its page), as `ruff rule` writes it.",
 )
 def rule(code: str | None, show_all: bool, output_format: str = "text") -> None:
     """Show the documentation of the rule CODE (e.g. JLF001)."""
@@ -734,6 +734,7 @@ def rule(code: str | None, show_all: bool, output_format: str = "text") -> None:
     from jaxloopfix.rules import ALL_RULES
 
     from jaxloopfix.rules import rule_documentation, rule_explanation
+    from jaxloopfix.rules.pages import page_uri
 
     rules = sorted(ALL_RULES, key=lambda r: r.code)
     match = None
@@ -745,7 +746,10 @@ def rule(code: str | None, show_all: bool, output_format: str = "text") -> None:
         import json
 
         def described(r) -> dict[str, str]:  # noqa: ANN001 - a rule class
-            return {"code": r.code, "name": r.name, "summary": r.summary, "explanation": rule_explanation(r)}
+            return {
+                "code": r.code, "name": r.name, "summary": r.summary, "explanation": rule_explanation(r),
+                "url": page_uri(r.code),
+            }
 
         click.echo(json.dumps([described(r) for r in rules] if match is None else described(match), indent=2))
         return

@@ -501,8 +501,7 @@ def _to_lsp_diagnostic(diagnostic: Diagnostic, index: _LineIndex, uri: str) -> t
         severity=types.DiagnosticSeverity.Warning,
         code=diagnostic.code,
         source=SOURCE,
-        # No codeDescription: the project names no URL for its documentation (pyproject.toml
-        # has no [project.urls]); hover shows the rule's documentation instead.
+        code_description=_code_description(diagnostic.code),
         related_information=[
             types.DiagnosticRelatedInformation(location=types.Location(uri=uri, range=here), message=note)
             for note in notes
@@ -592,6 +591,14 @@ def quickfix_title(fix: Fix, verified_equal: bool = False) -> str:
     if fix.applicability is Applicability.UNSAFE:
         title += " (unsafe, verified equal)" if verified_equal else " (unsafe)"
     return title
+
+
+def _code_description(code: str) -> types.CodeDescription | None:
+    """A link from the diagnostic's code to its rule's page, installed with the package."""
+    from jaxloopfix.rules.pages import page_uri
+
+    uri = page_uri(code)
+    return None if uri is None else types.CodeDescription(href=uri)
 
 
 def rule_documentation(code: str) -> str | None:

@@ -399,6 +399,19 @@ def test_rule_documentation_as_json() -> None:
     assert one["code"] == "JLF001" and one["name"] == "loop-to-scan" and "## What it does" in one["explanation"]
     every = json.loads(CliRunner().invoke(main, ["rule", "--all", "--output-format", "json"]).stdout)
     assert [r["code"] for r in every] == [f"JLF00{i}" for i in range(1, 7)]
+    assert one["url"].startswith("file:") and one["url"].endswith("/JLF001.md")
+
+
+def test_rule_pages_are_generated_from_the_rules(tmp_path: Path) -> None:
+    """The shipped pages (editor links) say what the rules' docstrings say: regenerate them with
+    `python -m jaxloopfix.rules.pages` after editing a rule's documentation."""
+    from jaxloopfix.rules.pages import PAGES, expected_pages, write_pages
+
+    shipped = {page.name: page.read_text(encoding="utf-8") for page in PAGES.glob("*.md")}
+    assert shipped == expected_pages()
+    (tmp_path / "JLF999.md").write_text("a rule that is gone\n")
+    assert sorted(write_pages(tmp_path)) == sorted([*expected_pages(), "JLF999.md"])
+    assert write_pages(tmp_path) == []
 
 
 def test_ignore_files_as_git_reads_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -452,6 +452,26 @@ async def test_hover_shows_the_rule_documentation(client: LanguageClient, tmp_pa
 
 
 @pytest.mark.asyncio(loop_scope="module")
+async def test_diagnostic_code_links_to_the_rule_page(client: LanguageClient, tmp_path: Path):
+    """The code in the Problems panel opens the rule's page: a file installed with the package
+    whose text is what `jaxloopfix rule CODE` prints."""
+    from urllib.parse import unquote, urlparse
+
+    from click.testing import CliRunner
+
+    from jaxloopfix.cli import main
+
+    (diagnostic,) = (await _open(client, tmp_path / "linked.py", SEED)).diagnostics
+    assert diagnostic.code_description is not None
+    href = urlparse(diagnostic.code_description.href)
+    assert href.scheme == "file"
+    page = Path(unquote(href.path))
+    assert page.name == f"{diagnostic.code}.md"
+    assert page.read_text() == CliRunner().invoke(main, ["rule", str(diagnostic.code)]).stdout
+    _close(client, (tmp_path / "linked.py").as_uri())
+
+
+@pytest.mark.asyncio(loop_scope="module")
 async def test_diagnostics_carry_their_notes(client: LanguageClient, tmp_path: Path):
     """Why the function is traced, why there is no fix, what an unsafe fix assumes: in
     `relatedInformation` (at the finding) and in `data`."""
