@@ -70,6 +70,9 @@ def explain(path: Path, line: int | None, settings: Settings, given: list[Path] 
         out.append(f"  traced: {owner.reason}")
         if owner.static_params:
             out.append(f"  static arguments: {', '.join(f'`{p}`' for p in sorted(owner.static_params))}")
+        if owner.passed_through:
+            shown = ", ".join(f"`{p}`" for p in sorted(owner.passed_through))
+            out.append(f"  passed through unmapped by `vmap` (as the caller gives them): {shown}")
         decided = decisions.get(id(loop))
         if decided is None:
             out.append(

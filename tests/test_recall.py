@@ -59,3 +59,33 @@ def test_every_skip_names_its_evidence() -> None:
         for traced in context.traced.values():
             for loop in own_nodes(traced.node, cst.For):
                 assert id(loop) in plans or id(loop) in skipped, (path.name, traced.name)
+
+
+def test_vmap_unmapped_arguments_are_what_the_caller_passes() -> None:
+    """`jax.vmap(f, (0, None))` passes its unmapped argument through: a Python int stays an int
+    (branching and slicing on it run), so JLF004/JLF005 stay quiet; under an outer `jit` it is a
+    tracer and the same branch raises, so it is reported. Checked on JAX both ways."""
+    import jax
+    import jax.numpy as jnp
+
+    source = (
+        "import jax\n\n\n"
+        "def head_sum(x, n):\n"
+        "    if n != 0:\n"
+        "        x = x[:n]\n"
+        "    return x.sum()\n\n\n"
+        "mapped = jax.vmap(head_sum, (0, None))\n"
+        "compiled = jax.jit(jax.vmap(head_sum, (0, None)))\n"
+    )
+    rows = jnp.arange(12.0).reshape(3, 4)
+    namespace: dict = {}
+    exec(compile(source, "t.py", "exec"), namespace)  # noqa: S102
+    assert namespace["mapped"](rows, 2).tolist() == [1.0, 9.0, 17.0]
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        namespace["compiled"](rows, 2)
+
+    def codes(text: str) -> list[str]:
+        return sorted(d.code for d in lint_text(text, "t.py", Settings()) if d.code in ("JLF004", "JLF005"))
+
+    assert codes(source.replace("compiled = jax.jit(jax.vmap(head_sum, (0, None)))\n", "")) == []
+    assert codes(source.replace("mapped = jax.vmap(head_sum, (0, None))\n", "")) == ["JLF004", "JLF005"]

@@ -17,8 +17,9 @@ import libcst as cst
 from jaxloopfix.analysis.arrays import ARRAY_ATTRIBUTES, ARRAY_METHODS, ArrayFacts, is_array_annotation
 from jaxloopfix.analysis.cross_module import ModuleSite
 from jaxloopfix.analysis.declared_types import class_attribute
-from jaxloopfix.analysis.names import block_flow, parameters, stored_names
+from jaxloopfix.analysis.names import block_flow, discards_result, parameters, stored_names
 from jaxloopfix.analysis.source import ParsedModule, descendants, shorten
+from jaxloopfix.analysis.traced import layer_base
 
 # Annotations of Python containers (`list[Layer]`, `Sequence[MemoryLocation]`, `dict[str, Array]`).
 CONTAINER_ANNOTATIONS = frozenset(
@@ -50,15 +51,18 @@ PYTHON_METHODS = frozenset(
 # Module classes of the frameworks: constructing one per step builds a stack of layers.
 # How the no-array-work evidence starts (the planner yields it when the index reads array rows).
 NO_ARRAY_OPERATION = "the body runs no array operation"
+KEEPS_NOTHING = "the body stores nothing and discards every call's result"
+NAMED_STRUCTURE = "each step names a piece of structure from the index"
+# Methods whose first argument names what they declare or read: Flax's `self.param(name, ...)`,
+# `self.variable(collection, name, ...)` (named by its second argument, so found by `name=` or
+# not at all), Haiku's `hk.get_parameter(name, ...)`, `hk.get_state(name, ...)`.
+DECLARING_METHODS: frozenset[str] = frozenset({"param", "get_parameter", "get_state", "set_state", "sow", "perturb"})
 # How the selects-container-items evidence starts (it yields, as the facts' array reads do, when
 # the index also reads rows of a value whose kind is an array).
 SELECTS_ITEMS = "the index selects items of"
 # How a local container's evidence reads (the planner yields it when the `enumerate` counter
 # reads array rows).
 BOUND_TO_CONTAINER = "is bound to"
-MODULE_PACKAGES = ("flax.linen.", "flax.nnx.", "haiku.", "equinox.nn.", "objax.nn.", "trax.layers.")
-
-
 class ContainerEvidence:
     """Evidence, in words, that a loop iterates Python structure (None when there is none)."""
 
@@ -72,9 +76,12 @@ class ContainerEvidence:
         site: ModuleSite | None = None,
         ask: Callable[[str], None] = lambda qualified: None,
         is_python: Callable[[cst.BaseExpression], bool] = lambda expr: False,
+        module: str | None = None,
     ) -> None:
         self.parsed = parsed
         self.func = func
+        # The framework of the module class whose method `func` is ("Flax module"), else None.
+        self.module = module
         # Whether an expression's kind is a Python value at trace time (`len(shape) - 1 - k`).
         self.is_python = is_python
         self.facts = facts
@@ -392,6 +399,7 @@ class ContainerEvidence:
             or self._items_are_objects(loop, elements)
             or self._indexes_containers(loop, index, trip_kind)
             or self._keyed_entries(loop, index)
+            or self._named_structure(loop, index)
             or self._attribute_per_step(loop, index)
             or self._no_array_work(loop)
             or self._keeps_nothing(loop)
@@ -536,7 +544,8 @@ class ContainerEvidence:
             target = func.func if isinstance(func, cst.Call) else func
             if not isinstance(target, (cst.Name, cst.Attribute)):
                 continue
-            if self._names_module_class(target) or self._helper_constructs(target) or self._aliased_module(target):
+            if self._names_module_class(target) or self._helper_constructs(target) or self._aliased_module(target) \
+                    or self._library_layer(target, node):
                 return (
                     f"each step constructs the module `{self.parsed.code(target)}(...)`: a stack of distinct layers, "
                     "not one step applied along an array axis"
@@ -569,9 +578,48 @@ class ContainerEvidence:
     def _names_module_class(self, expr: cst.Name | cst.Attribute) -> bool:
         """`nn.Dense`, `hk.Linear` (a capitalised name of a framework package) or a module class
         of this module or the project."""
-        qname = self.parsed.qualified_name(expr) or ""
-        framework = qname.startswith(MODULE_PACKAGES) and qname.rsplit(".", 1)[-1][:1].isupper()
-        return framework or self.is_module_class(expr)
+        if layer_base(self.parsed.qualified_name(expr)) is not None or self.is_module_class(expr):
+            return True
+        default = self._field_default(expr)
+        return isinstance(default, (cst.Name, cst.Attribute)) and self._names_module_class(default)
+
+    def _field_default(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
+        """`self.layer` where the class declares `layer: type = nn.Dense` (or `layer = nn.Dense`):
+        the default value of that class field, a class the module is configured with."""
+        if not (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"):
+            return None
+        cls = next((a for a in self.parsed.ancestors(self.func) if isinstance(a, cst.ClassDef)), None)
+        if cls is None:
+            return None
+        for statement in cls.body.body:
+            if not isinstance(statement, cst.SimpleStatementLine):
+                continue
+            for small in statement.body:
+                if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) \
+                        and small.target.value == expr.attr.value:
+                    return small.value
+                if isinstance(small, cst.Assign) and len(small.targets) == 1 \
+                        and isinstance(small.targets[0].target, cst.Name) and small.targets[0].target.value == expr.attr.value:
+                    return small.value
+        return None
+
+    def _library_layer(self, target: cst.BaseExpression, call: cst.Call) -> bool:
+        """`ResBlock(64, name=f"block{j}")(x)`: a class from a package outside the project (its
+        name capitalised, not JAX's or NumPy's) built and called at once, in a framework module's
+        method or given a `name=`: a submodule, a different layer each step. A class of the
+        project is not guessed at: its framework is known (`is_module_class`)."""
+        if not isinstance(call.func, cst.Call):
+            return False  # built here and called at once: `Block(...)(x)`
+        qname = self.parsed.qualified_name(target) if isinstance(target, (cst.Name, cst.Attribute)) else None
+        if not qname or "." not in qname or qname.startswith(("jax.", "numpy.", "builtins.", "functools.")):
+            return False  # not imported (a local class or an unknown name), or a JAX/standard one
+        if self.site is not None and self.site.absolute(qname) is not None:
+            return False  # a project class: decided from its bases instead
+        name = qname.rpartition(".")[2]
+        if not (name[:1].isupper() and any(c.islower() for c in name)):
+            return False
+        named = any(arg.keyword is not None and arg.keyword.value == "name" for arg in call.func.args)
+        return named or self.module is not None
 
     def _helper_constructs(self, target: cst.BaseExpression, depth: int = 0) -> bool:
         """`ncsn_conv3x3(x, ...)` where that module-level function builds and calls a module."""
@@ -773,6 +821,8 @@ class ContainerEvidence:
         There is no value to carry or stack; a pure call's result is dead code under `jit`."""
         calls = 0
         for node in _own_descendants(loop.body):
+            if discards_result(node):
+                continue  # `check(x)` or `_ = check(x)`: kept by nobody; its call is counted below
             if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.Del, cst.AsName,
                                  cst.Return, cst.Yield, cst.Await, cst.Global, cst.Nonlocal)):
                 return None
@@ -782,12 +832,12 @@ class ContainerEvidence:
                 func = node.func
                 if isinstance(func, cst.Attribute) and func.attr.value in MUTATING_METHODS:
                     return None
-                if not isinstance(self.parsed.parent(node), cst.Expr):
+                if not discards_result(self.parsed.parent(node)):
                     continue  # an argument of a discarded call, or a test
                 calls += 1
         if not calls:
             return None
-        return "the body stores nothing and discards every call's result (checks, barriers, prints): no value is computed per step"
+        return f"{KEEPS_NOTHING} (checks, barriers, prints): no value is computed per step"
 
     def python_level(self, loop: cst.For) -> str | None:
         """The first construct in the body that only Python-level code uses: an early `return`
@@ -859,6 +909,34 @@ class ContainerEvidence:
                 if not (isinstance(key, cst.Index) and _string_from(key.value, index)):
                     return None
         return "each step stores its value under a key built from the index (a dict of named entries, one per step)"
+
+
+    def _named_structure(self, loop: cst.For, index: str | None) -> str | None:
+        """`self.param(f"b_{i}", ...)`, `self.subs[f"osc_{i}"](x)`, `Block(name=f"block{i}")`: a
+        name built from the index declares a parameter or picks a submodule, a different piece
+        of named structure each step (a layer stack), not a step along an array axis."""
+        if index is None:
+            return None
+        for node in _own_descendants(loop.body):
+            name = None
+            if isinstance(node, cst.Call):
+                declares = isinstance(node.func, cst.Attribute) and node.func.attr.value in DECLARING_METHODS
+                for position, arg in enumerate(node.args):
+                    keyword = arg.keyword.value if arg.keyword is not None else None
+                    if (keyword == "name" or (declares and position == 0 and keyword is None)) \
+                            and _string_from(arg.value, index):
+                        name = arg.value
+            elif isinstance(node, cst.Subscript) and isinstance(self.parsed.parent(node), cst.Call) \
+                    and self.parsed.parent(node).func is node and len(node.slice) == 1:
+                key = node.slice[0].slice
+                if isinstance(key, cst.Index) and _string_from(key.value, index):
+                    name = key.value  # `self.subs[f"osc_{i}"](x)`: the item called is a submodule
+            if name is not None:
+                return (
+                    f"{NAMED_STRUCTURE} (`{shorten(self.parsed.code(name), 30)}`): a parameter or submodule "
+                    "per step, not a step along an array axis"
+                )
+        return None
 
 
 def _ragged_use(parsed: ParsedModule, helper: cst.FunctionDef, param: str, position: int) -> str | None:

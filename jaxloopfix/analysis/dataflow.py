@@ -125,6 +125,8 @@ class LoopDataflow:
             return "unknown"
         if name in self.traced.static_params:
             return "static"
+        if name in self.traced.passed_through:
+            return "unknown"  # unmapped by `vmap`: whatever the caller passes
         param = next(q for q in parameters(self.func, stars=False) if q.name.value == name)
         if param.default is not None and not self.facts.is_array(param.default):
             return "unknown"  # `init=0.0`: called without it, the carry starts as a Python scalar

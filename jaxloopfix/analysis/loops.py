@@ -197,6 +197,8 @@ class IterationAnalyzer:
             if name in self._params and values is None:
                 if name in self.traced.static_params:
                     return TripCount("static")
+                if name in self.traced.passed_through:
+                    return TripCount("unknown")  # unmapped by `vmap`: an int or an array, as passed
                 return TripCount("traced") if self.traced.transformed else TripCount("unknown")
             if values:
                 kinds = [self._assigned_trip(v, depth) for v in values]

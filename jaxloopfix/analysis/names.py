@@ -375,3 +375,15 @@ def statements_storing(node: cst.CSTNode, name: str, nested: bool = True) -> lis
     node.visit(Walk())
     return found
 
+
+def discards_result(node: cst.CSTNode | None) -> bool:
+    """A statement that keeps no result: `f(x)` on its own, or `_ = f(x)` (a store to `_`,
+    which by convention nobody reads). Both spellings are one decision wherever it is made."""
+    if isinstance(node, cst.Expr):
+        return True
+    return (
+        isinstance(node, cst.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0].target, cst.Name)
+        and node.targets[0].target.value == "_"
+    )

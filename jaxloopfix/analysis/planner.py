@@ -15,7 +15,7 @@ import libcst as cst
 
 from jaxloopfix.analysis.arrays import ArrayFacts
 from jaxloopfix.analysis.body import body_refusal
-from jaxloopfix.analysis.containers import BOUND_TO_CONTAINER, NO_ARRAY_OPERATION, SELECTS_ITEMS, ContainerEvidence, _own_descendants, array_rows_call
+from jaxloopfix.analysis.containers import BOUND_TO_CONTAINER, KEEPS_NOTHING, NAMED_STRUCTURE, NO_ARRAY_OPERATION, SELECTS_ITEMS, ContainerEvidence, _own_descendants, array_rows_call
 from jaxloopfix.analysis.cross_module import ModuleSite
 from jaxloopfix.analysis.dataflow import LoopDataflow, appended_list, contains
 from jaxloopfix.analysis.index_use import IndexUseChecker
@@ -94,7 +94,7 @@ class LoopPlanner:
         self.iterations = IterationAnalyzer(parsed, traced, self.facts, constants)
         self.evidence = ContainerEvidence(
             parsed, traced.node, self.facts, self.iterations._local_values, is_module_class or (lambda expr: False),
-            site, ask, lambda expr: self.kinds.of(expr).python,
+            site, ask, lambda expr: self.kinds.of(expr).python, traced.module,
         )
         self.min_trip_count = min_trip_count
         self.constants = constants
@@ -505,11 +505,13 @@ class LoopPlanner:
             [name for name, _ in iteration.elements] if iteration is not None else sorted(stored_names(loop.target)),
             iteration.trip.kind if iteration is not None else "unknown",
         )
-        if evidence is not None and evidence.startswith((NO_ARRAY_OPERATION, SELECTS_ITEMS)):
+        if evidence is not None and evidence.startswith((NO_ARRAY_OPERATION, SELECTS_ITEMS, KEEPS_NOTHING, NAMED_STRUCTURE)):
             index = iteration.index if iteration is not None else None
             rows = self._index_reads_rows(loop, index) if index is not None else self._counter_reads_rows(loop)
             if rows is not None:
                 return None  # `out[i] = A[idx]`, `names[i]` beside `state.cars[i, 0]`: it steps over array rows
+            if evidence.startswith(KEEPS_NOTHING) and self.kinds.of(loop.iter).name in (ARRAY, TRACED):
+                return None  # `for row in x: check(row)`: each step works on a row (a callback, a check)
         return evidence
 
     def python_values(self, loop: cst.For, iteration: Iteration | None) -> str | None:

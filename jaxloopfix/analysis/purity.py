@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from jaxloopfix.analysis.names import assigned_names, loads, parameters
+from jaxloopfix.analysis.names import assigned_names, discards_result, loads, parameters
 from jaxloopfix.analysis.source import ParsedModule, shorten
 
 IMPURE = "impure"
@@ -437,7 +437,7 @@ class PurityChecker:
     def call_effect(self, call: cst.Call, context: _Context, depth: int) -> Effect | None:
         parsed = self.parsed
         func = call.func
-        discarded = isinstance(parsed.parent(call), cst.Expr)
+        discarded = discards_result(parsed.parent(call))
         shown = _shown_call(parsed, call)
         out_effect = self._out_argument(call, context)
         if out_effect is not None:

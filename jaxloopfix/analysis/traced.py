@@ -176,6 +176,34 @@ MODULE_BASES: dict[str, _Framework] = {
     "trax.layers.Layer": _Framework("trax layer", "forward"),
     "trax.layers.base.Layer": _Framework("trax layer", "forward"),
 }
+# Packages whose capitalised names are layers, with the module base of each: `nn.Dense`,
+# `hk.Linear`, `eqx.nn.MLP` are modules, and so is a class that subclasses one.
+LAYER_PACKAGES: dict[str, str] = {
+    "flax.linen.": "flax.linen.Module",
+    "flax.nnx.": "flax.nnx.Module",
+    "haiku.": "haiku.Module",
+    "equinox.nn.": "equinox.Module",
+    "objax.nn.": "objax.Module",
+    "trax.layers.": "trax.layers.Layer",
+}
+# Capitalised names in those packages that are no layers (state, variables, containers of them).
+NOT_LAYERS: frozenset[str] = frozenset({
+    "Variable", "VariableState", "Param", "BatchStat", "Cache", "Intermediate", "Rngs", "RngStream",
+    "State", "GraphDef", "Object", "Optimizer", "Transformed", "TransformedWithState", "MultiTransformed",
+})
+
+
+def layer_base(qname: str | None) -> str | None:
+    """The module base of a framework layer class (`flax.linen.Dense` -> `flax.linen.Module`),
+    else None."""
+    if not qname:
+        return None
+    package, _, name = qname.rpartition(".")
+    if not name[:1].isupper() or name in NOT_LAYERS:
+        return None
+    return next((base for prefix, base in LAYER_PACKAGES.items() if f"{package}.".startswith(prefix)), None)
+
+
 COMPACT: frozenset[str] = frozenset({"flax.linen.compact", "flax.linen.module.compact"})
 # Run at construction (or initialisation, for linen's `setup`), not under a trace.
 CONSTRUCTORS: frozenset[str] = frozenset({"__init__", "__post_init__", "__check_init__", "__new__", "setup"})
@@ -198,6 +226,10 @@ class TracedFunction:
     # True under one of equinox's filter transforms (`eqx.filter_jit`): only the array leaves of
     # its arguments are traced; Python values (`bool` flags, ints, objects) stay static.
     filtered: bool = False
+    # Parameters `jax.vmap` leaves unmapped (`in_axes=None`) with no `jit` around it: passed
+    # through unchanged, so whatever the caller gives (an array, or a Python int): neither
+    # known tracers nor known static values.
+    passed_through: frozenset[str] = frozenset()
 
     @property
     def name(self) -> str:
@@ -212,7 +244,7 @@ class TracedFunction:
 class _Start:
     """What `TracedFinder._before_seeds` found, to resume from (kept with the text's syntax)."""
 
-    traced: tuple[tuple[cst.FunctionDef, str | Callable[[], str], frozenset[str], bool, str | None, bool], ...]
+    traced: tuple[tuple[cst.FunctionDef, str | Callable[[], str], frozenset[str], bool, str | None, bool, frozenset[str]], ...]
     custom: tuple[tuple[cst.FunctionDef, int], ...]
     links: ModuleLinks  # never appended to: each lint resumes with a copy
     classes: tuple[cst.ClassDef, ...]
@@ -265,6 +297,13 @@ class _Transform:
     name: str
     static_names: set[str] = field(default_factory=set)
     static_nums: set[int] = field(default_factory=set)
+    # Positions `jax.vmap` leaves unmapped (`in_axes=None`): passed through, not static.
+    passed: set[int] = field(default_factory=set)
+
+
+# Outer transforms that trace every argument they are given: an argument an inner `vmap`
+# passes through unmapped is a tracer under them.
+TRACE_ALL: frozenset[str] = frozenset({"jax.jit", "jax.pjit", "jax.experimental.pjit.pjit", "jax.pmap"})
 
 
 # In `static_names`: which parameters are static is not known (`static_argnames=names`,
@@ -291,8 +330,6 @@ def _static_args(
             nums.update(ints)
             if not ints and not _empty(value):
                 names.add(UNKNOWN_STATIC)
-        elif arg.keyword.value == "in_axes":
-            nums.update(_unmapped(value))
     return names, nums
 
 
@@ -384,8 +421,12 @@ class TracedFinder:
         names, nums = _static_args(list(call.args), self._constant)
         transform.static_names |= names
         transform.static_nums |= nums
-        if transform.name == "jax.vmap" and len(positional) > 1:
-            transform.static_nums |= _unmapped(positional[1].value)  # `jax.vmap(g, (0, None))`
+        if transform.name == "jax.vmap":
+            # `jax.vmap(g, (0, None))`, `in_axes=(0, None)`: arguments passed through unmapped.
+            in_axes = [a.value for a in call.args if a.keyword is not None and a.keyword.value == "in_axes"]
+            in_axes += [positional[1].value] if len(positional) > 1 else []
+            for value in in_axes:
+                transform.passed |= _unmapped(self._constant(value))
         target = positional[0].value
         if isinstance(target, cst.Call) and self._qname_in(target.func, PARTIAL) and target.args:
             # `jax.jit(partial(f, n=3))`, `jax.vmap(partial(f, w))`: bound arguments are Python values.
@@ -395,7 +436,8 @@ class TracedFinder:
                 names = {a.keyword.value for a in target.args[1:] if a.keyword is not None}
                 shifted = {n + len(bound) for n in transform.static_nums if n >= 0}
                 return first.value, _Transform(
-                    transform.name, transform.static_names | names, shifted | set(range(len(bound)))
+                    transform.name, transform.static_names | names, shifted | set(range(len(bound))),
+                    {n + len(bound) for n in transform.passed if n >= 0},
                 )
         if isinstance(target, cst.Call):
             inner = self.wrapped_target(target)
@@ -404,7 +446,8 @@ class TracedFinder:
             expr, inner_transform = inner
             inner_transform.static_names |= transform.static_names
             inner_transform.static_nums |= transform.static_nums
-            return expr, _Transform(transform.name, inner_transform.static_names, inner_transform.static_nums)
+            passed = set() if transform.name in TRACE_ALL else inner_transform.passed  # `jit(vmap(g, (0, None)))`
+            return expr, _Transform(transform.name, inner_transform.static_names, inner_transform.static_nums, passed)
         return target, transform
 
     def resolve_function(self, expr: cst.BaseExpression) -> cst.FunctionDef | None:
@@ -459,6 +502,9 @@ class TracedFinder:
             qname = self._qname(value)
             if qname in self.bases:
                 return self.bases[qname], qname
+            layer = layer_base(qname)
+            if layer is not None and layer in self.bases:
+                return self.bases[layer], qname  # `class MyDense(nn.Dense)`: a module like its base
             local = self.resolve_class(value)
             if local is not None and local is not cls:
                 found = self.framework_of(local, depth + 1)
@@ -505,14 +551,47 @@ class TracedFinder:
         return entries
 
     def _function_arguments(self, call: cst.Call) -> list[tuple[cst.FunctionDef, set[str], _Taker]]:
-        """Functions a call to a `_Taker` traces, with parameters bound by `partial` (static)."""
+        """Functions a call to a `_Taker` traces, with parameters bound by `partial` (static):
+        a function, an alias or partial of one, a method (`lax.scan(self.update, ...)`, its
+        `self` static), or what a `lambda` in that place calls (its parameters' roles unknown)."""
         found: list[tuple[cst.FunctionDef, set[str], _Taker]] = []
         for item, taker in self._function_argument_exprs(call):
             resolved = self._function_and_bound(item)
             if resolved is not None:
                 found.append((*resolved, taker))
+            elif isinstance(item, cst.Attribute):
+                method = self._method_value(item, call)
+                if method is not None:
+                    found.append((method, {"self"}, taker))
+            elif isinstance(item, cst.Lambda):
+                inside = replace(taker, label=f"called in a `lambda` that is {taker.label}", transformed=False)
+                why = f"called in a `lambda` that is {taker.label} `{shorten(self.parsed.code(call.func), 40)}`"
+                found.extend((func, set(), inside) for func in self._lambda_callees(item, call, why))
             else:
                 found.extend((func, bound, taker) for func, bound in self._aliased_with_bound(item))
+        return found
+
+    def _method_value(self, attr: cst.Attribute, node: cst.CSTNode) -> cst.FunctionDef | None:
+        """`self.update` used as a value in a method: the method Python binds it to."""
+        caller = next((a for a in self.parsed.ancestors(node) if isinstance(a, cst.FunctionDef)), None)
+        return self.resolve_method(attr, caller) if caller is not None else None
+
+    def _lambda_callees(self, lam: cst.Lambda, node: cst.CSTNode, why: str) -> list[cst.FunctionDef]:
+        """`lambda q: impl(q, xs)`, `lambda c, x: self.step(c, x)`: the functions of this module
+        a lambda's body calls (those of other project modules go to `links`, with `why`). A
+        transform or loop that traces the lambda traces them too."""
+        found: list[cst.FunctionDef] = []
+        for inner in descendants(lam.body):
+            if not isinstance(inner, cst.Call):
+                continue
+            resolved = self._function_and_bound(inner.func)
+            func = resolved[0] if resolved is not None else None
+            if func is None and isinstance(inner.func, cst.Attribute):
+                func = self._method_value(inner.func, node)
+            if func is not None and func not in found:
+                found.append(func)
+            elif func is None:
+                self._external(inner.func, why, inner)
         return found
 
     def _aliased_functions(self, expr: cst.BaseExpression, depth: int = 0) -> list[cst.FunctionDef]:
@@ -774,16 +853,26 @@ class TracedFinder:
             elif wrapped is None:
                 # `loss_fn = make_loss(cfg)` then `jax.grad(loss_fn)`: what the alias may name.
                 target = self.wrapped_target(call)
+                if target is not None and isinstance(target[0], cst.Lambda):
+                    why = f"called in the `lambda` wrapped by `{shorten(parsed.code(call))}`"
+                    for func in self._lambda_callees(target[0], call, why):
+                        self._seed(func, self._at_line(why, call), transformed=False)
+                    continue
                 for func, bound in self._aliased_with_bound(target[0]) if target is not None else ():
                     if func not in self.traced:
-                        transform = _Transform(target[1].name, target[1].static_names | bound, set(target[1].static_nums))
+                        transform = _Transform(
+                            target[1].name, target[1].static_names | bound, set(target[1].static_nums), set(target[1].passed)
+                        )
                         self._mark(func, self._at_line(f"wrapped by `{shorten(parsed.code(call))}`", call), transform)
         self._mark_framework_entries(functions, calls, classes)
         if self.site is not None:
             self._calls_elsewhere(calls)
         assert not self._hooks  # collected only while propagating
         return _Start(
-            tuple((t.node, t.why, frozenset(t.static_params), t.transformed, t.module, t.filtered) for t in self.traced.values()),
+            tuple(
+                (t.node, t.why, frozenset(t.static_params), t.transformed, t.module, t.filtered, t.passed_through)
+                for t in self.traced.values()
+            ),
             tuple(self._custom.items()),
             self.links.copy(),
             tuple(classes),
@@ -793,8 +882,8 @@ class TracedFinder:
     def _resume(self, start: _Start) -> list[cst.ClassDef]:
         """This finder in the state `_before_seeds` left; the module's classes."""
         self.traced = {
-            node: TracedFunction(node, why, set(static), transformed, module, filtered)
-            for node, why, static, transformed, module, filtered in start.traced
+            node: TracedFunction(node, why, set(static), transformed, module, filtered, passed)
+            for node, why, static, transformed, module, filtered, passed in start.traced
         }
         self._custom = dict(start.custom)
         self._hooks = {}
@@ -828,7 +917,10 @@ class TracedFinder:
         for num in transform.static_nums:
             if -len(params) <= num < len(params):
                 static.add(params[num])
-        self.traced[func] = TracedFunction(func, reason, static, transformed=True, filtered=transform.name in FILTER_TRANSFORMS)
+        passed = frozenset(params[n] for n in transform.passed if -len(params) <= n < len(params)) - static
+        self.traced[func] = TracedFunction(
+            func, reason, static, transformed=True, filtered=transform.name in FILTER_TRANSFORMS, passed_through=passed
+        )
         if transform.name in CUSTOM_DERIVATIVES:
             self._custom[func] = len(transform.static_nums)
 
@@ -975,6 +1067,12 @@ class TracedFinder:
                             f"`{outer.name.value}`", node)))
                 elif callee is not None and callee is not outer:
                     found.append((callee, finder._at_line(f"called from traced function `{outer.name.value}`", node)))
+                elif callee is None and (made := finder._called_instance(node.func, outer)) is not None:
+                    method, cls = made
+                    if method is not outer:
+                        found.append((method, finder._at_line(
+                            f"`__call__` of `{cls.name.value}`, whose instance is called as "
+                            f"`{shorten(finder.parsed.code(node), 30)}` in traced function `{outer.name.value}`", node)))
                 elif callee is None and finder._has_called_objects and finder._calls_an_object(node, outer):
                     for method, made in finder._called_objects():
                         if method is not outer:
@@ -999,6 +1097,25 @@ class TracedFinder:
             return False
         bindings = self._bindings(func)
         return any(isinstance(getattr(b, "node", None), cst.For) or isinstance(self.parsed.parent(getattr(b, "node", None) or func), cst.For) for b in bindings or ())
+
+    def _called_instance(
+        self, func: cst.BaseExpression, caller: cst.FunctionDef
+    ) -> tuple[cst.FunctionDef, cst.ClassDef] | None:
+        """`Cell()(x)`, `cell = Cell(); cell(x)`, `cell = make_cell(); cell(x)`, `def f(cell: Cell):
+        cell(x)`: an instance of a class of this module called, so Python runs its class's
+        `__call__` (its own or a base's)."""
+        if not isinstance(func, (cst.Call, cst.Name)) or "__call__" not in self._method_names:
+            return None
+        cls = self._instance_class(func, caller, 0)
+        if cls is None and isinstance(func, cst.Name) and self.resolve_class(func) is None:
+            cls = self._declared_class(func.value, caller)
+        if cls is None:
+            return None
+        for base in _mro(cls, self._module_classes):
+            method = _method(base, "__call__")
+            if method is not None:
+                return method, cls
+        return None
 
     def _bindings(self, name: cst.Name) -> list | None:
         """The scope's assignments of `name` (None when libcst cannot look it up)."""
@@ -1313,7 +1430,10 @@ class TracedFinder:
         if method is None:
             return None
         transform = wrapped[1]
-        return method, _Transform(transform.name, set(transform.static_names), {n + 1 if n >= 0 else n for n in transform.static_nums} | {0})
+        return method, _Transform(
+            transform.name, set(transform.static_names), {n + 1 if n >= 0 else n for n in transform.static_nums} | {0},
+            {n + 1 if n >= 0 else n for n in transform.passed},
+        )
 
     def _collect_hooks(self) -> bool:
         """Record the methods each traced method calls on `self`; whether any are new."""

@@ -167,7 +167,7 @@ class TracedValues:
             # that value when a call does not pass it: `jit` traces only what is passed.
             self.names = {
                 p.name.value for p in parameters(self.func) if p.default is None or not _literal(p.default)
-            } - set(traced.static_params)
+            } - set(traced.static_params) - traced.passed_through
         self._params = set(self.names)
         self._fixed_point()
 

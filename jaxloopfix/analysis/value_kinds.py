@@ -28,6 +28,13 @@ from functools import cached_property
 import libcst as cst
 
 from jaxloopfix.analysis.names import assigned_names, parameters
+
+# Methods only arrays have (no list, dict, tuple or module has them): a traced argument they are
+# called on is an array, not a pytree of arrays.
+ARRAY_ONLY_METHODS: frozenset[str] = frozenset({
+    "reshape", "astype", "transpose", "squeeze", "flatten", "ravel", "cumsum", "cumprod", "swapaxes",
+    "argmax", "argmin", "conj", "clip", "mean", "std", "var",
+})
 from jaxloopfix.analysis.source import ParsedModule
 from jaxloopfix.analysis.traced import TracedFunction
 from jaxloopfix.analysis.traced_values import STATIC_ATTRIBUTES, declared_fields, static_fields
@@ -187,6 +194,8 @@ class ValueKinds:
                 kinds[name] = Kind(STATIC, why=f"`{name}`, a static argument")
             elif param.annotation is not None:
                 kinds[name] = self._annotated(param.annotation.annotation, name)
+            elif name in self.traced.passed_through:
+                kinds[name] = UNKNOWN_KIND  # unmapped by `vmap`: whatever the caller passes
             elif self.traced.transformed and name not in ("self", "cls") and param.star not in ("*", "**"):
                 # A transform turns every leaf of a non-static argument into a tracer; the
                 # argument itself may still be a list or dict of them.
@@ -419,6 +428,8 @@ class ValueKinds:
                 return Kind(STATIC, why=shown)
         if isinstance(func, cst.Attribute) and self.of(func.value).name == ARRAY:
             return Kind(ARRAY, why=shown)  # `x.sum()`, `x.at[t].set(v)`, `x.reshape(...)`
+        if isinstance(func, cst.Attribute) and func.attr.value in ARRAY_ONLY_METHODS and self.of(func.value).name == TRACED:
+            return Kind(ARRAY, why=shown)  # `events.reshape(...)`: a traced argument with an array's method is one
         return UNKNOWN_KIND
 
     def _comprehension_kind(self, comp: cst.BaseComp, element: cst.BaseExpression) -> Kind:

@@ -91,7 +91,7 @@ class FileContext:
             loops = own_nodes(traced.node, cst.For)
             if not loops:
                 continue  # a planner's analyses of the function are for its loops only
-            key = (traced.node, frozenset(traced.static_params), traced.transformed, traced.module)
+            key = (traced.node, frozenset(traced.static_params), traced.transformed, traced.module, traced.passed_through)
             found = kept.get(key)
             if found is None:
                 if constants is None:

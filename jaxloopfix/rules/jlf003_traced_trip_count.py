@@ -186,7 +186,10 @@ def _fix(
     if not sources:
         return None, "the bound is not derived from a parameter"
     # Making the sources static must make every bound static.
-    widened = TracedFunction(traced.node, traced.why, set(traced.static_params) | set(sources), transformed=True)
+    widened = TracedFunction(
+        traced.node, traced.why, set(traced.static_params) | set(sources), transformed=True,
+        passed_through=traced.passed_through - set(sources),
+    )
     if any(TracedValues(parsed, widened).is_traced(b) for b in bounds):
         return None, "the bound stays traced with its parameters static"
     facts = ArrayFacts(parsed, traced.node)

@@ -93,7 +93,7 @@ class _Checker:
         self.parsed = context.parsed
         self.traced = traced
         self.values = values
-        params = {p.name.value for p in parameters(traced.node, stars=False)} - traced.static_params
+        params = {p.name.value for p in parameters(traced.node, stars=False)} - traced.static_params - traced.passed_through
         self.facts = ArrayFacts(self.parsed, traced.node, params)
         self.parameter_names = {p.name.value for p in parameters(traced.node)}
 

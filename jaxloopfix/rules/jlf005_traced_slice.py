@@ -84,7 +84,7 @@ class TracedSlice(Rule):
                 if not traced_parts:
                     continue
                 if facts is None:
-                    params = {p.name.value for p in parameters(traced.node)} - set(traced.static_params)
+                    params = {p.name.value for p in parameters(traced.node)} - set(traced.static_params) - traced.passed_through
                     facts = ArrayFacts(parsed, traced.node, params)
                 yield self._diagnostic(context, traced, values, facts, subscript, traced_parts)
 
