@@ -26,6 +26,7 @@ import time
 from typing import Any, Callable
 
 import jax
+import numpy as np
 import jax.numpy as jnp
 from jax import lax
 
@@ -110,6 +111,33 @@ def unroll_of(name: str) -> int | None:
     return int(name.rsplit("=", 1)[1]) if name.startswith(("input projection", "final")) else None
 
 
+# Agreement of float32 outputs, relative to the largest output: gradients summed over T=1,000
+# steps reach 1e4, where an absolute tolerance of 1e-5 is below float32 resolution. On an H200
+# the compiled unrolled loop itself differs from its own eager run by 8.4e-8 of its largest
+# gradient (benchmarks/results-gpu.md), the tool's scans by 8e-8 to 1.3e-7.
+AGREE_RELATIVE = 1e-5
+
+
+def _relative_difference(expected: Any, actual: Any) -> tuple[float, float]:
+    """The largest absolute difference over the outputs, and that relative to the largest output."""
+    worst = scale = 0.0
+    for e, a in zip(jax.tree_util.tree_leaves(expected), jax.tree_util.tree_leaves(actual), strict=True):
+        e, a = np.asarray(e, dtype=np.float64), np.asarray(a, dtype=np.float64)
+        if e.shape != a.shape:
+            return float("inf"), float("inf")
+        if e.size:
+            worst, scale = max(worst, float(np.max(np.abs(e - a)))), max(scale, float(np.max(np.abs(e))))
+    return worst, (worst / scale if scale else worst)
+
+
+def _shown(worst: float, relative: float) -> str:
+    return f"max |Δ| {worst:.1e}, {relative:.1e} of max |out|"
+
+
+def _difference(expected: Any, actual: Any) -> str:
+    return _shown(*_relative_difference(expected, actual))
+
+
 def run(models: tuple[str, ...], length: int, repeats: int, kinds: tuple[str, ...]) -> list[dict]:
     rows = []
     with jax.default_matmul_precision("highest"):
@@ -126,11 +154,14 @@ def run(models: tuple[str, ...], length: int, repeats: int, kinds: tuple[str, ..
                     m = measure(target if hasattr(target, "lower") else jax.jit(target), args, {}, repeats=repeats)
                     if loop_m is None:
                         loop_m, expected = m, speed.eager_outputs(target, args)
-                        agrees = "reference"
+                        # The compiled loop against its own eager run: how far compilation alone
+                        # moves the results (XLA reorders float32 sums), the scale for the rest.
+                        agrees = f"reference (compiled: {_difference(expected, target(*args))})"
                     elif "final" in name:
                         agrees = "(other outputs)"
                     else:
-                        agrees = "yes" if speed.trees_close(expected, target(*args))[0] else "NO"
+                        worst, relative = _relative_difference(expected, target(*args))
+                        agrees = f"{'yes' if relative <= AGREE_RELATIVE else 'NO'} ({_shown(worst, relative)})"
                     row = {
                         "model": model, "program": kind, "T": length, "variant": name,
                         "compile_s": m["compile_s"], "run_ms": m["run_median_s"] * 1e3,
@@ -172,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = run(models, args.length, args.repeats, ("gradient",) if args.grad else ("forward",))
     command = "python benchmarks/rnn_gap.py " + " ".join(sys.argv[1:] if argv is None else argv)
     print(render(rows, speed.header_lines(command, args.repeats, time.perf_counter() - started, "?")))
-    return 0 if all(r["agrees"] != "NO" for r in rows) else 1
+    return 0 if not any(r["agrees"].startswith("NO") for r in rows) else 1
 
 
 if __name__ == "__main__":
