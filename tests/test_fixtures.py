@@ -101,6 +101,7 @@ REFUSALS = {
     "discarded_results": "results are discarded",
     "for_else": "`else:`",
     "growing_carry": "changes shape",
+    "object_items": "read as an object (`.value`, which arrays lack)",
     "outer_list_mutation": "DEBUG_LOG",
     "print_in_body": "`print`",
     "return_in_body": "`return`",

@@ -89,3 +89,14 @@ def test_vmap_unmapped_arguments_are_what_the_caller_passes() -> None:
 
     assert codes(source.replace("compiled = jax.jit(jax.vmap(head_sum, (0, None)))\n", "")) == []
     assert codes(source.replace("mapped = jax.vmap(head_sum, (0, None))\n", "")) == ["JLF004", "JLF005"]
+
+
+def test_array_attributes_are_those_of_the_installed_jax() -> None:
+    """`queries[k].value` is read as an object because `value` is no attribute of `jax.Array`:
+    the list the rule relies on must name every public attribute the installed JAX has."""
+    import jax
+
+    from jaxloopfix.analysis.arrays import JAX_ARRAY_ATTRIBUTES
+
+    public = {name for name in dir(jax.Array) if not name.startswith("_")}
+    assert public <= JAX_ARRAY_ATTRIBUTES, sorted(public - JAX_ARRAY_ATTRIBUTES)

@@ -48,6 +48,17 @@ JAXTYPING_ARRAYS = frozenset(
 )
 # Attributes that only arrays have (in JAX code).
 ARRAY_ATTRIBUTES = frozenset({"shape", "ndim", "at", "T", "reshape", "astype", "dtype", "mT"})
+# Every public attribute of `jax.Array` (`dir(jax.Array)`, JAX 0.10; a test compares it with the
+# installed JAX): an item read with any other attribute (`queries[k].value`) is no array row.
+JAX_ARRAY_ATTRIBUTES = frozenset({
+    "T", "addressable_data", "addressable_shards", "all", "any", "argmax", "argmin", "argpartition", "argsort",
+    "astype", "at", "byteswap", "choose", "clip", "committed", "compress", "conj", "conjugate", "copy",
+    "copy_to_host_async", "cumprod", "cumsum", "device", "diagonal", "dot", "dtype", "flat", "flatten",
+    "global_shards", "imag", "is_fully_addressable", "is_fully_replicated", "item", "itemsize", "mT", "max",
+    "mean", "min", "nbytes", "ndim", "nonzero", "prod", "ptp", "ravel", "real", "repeat", "reshape", "round",
+    "searchsorted", "shape", "sharding", "size", "sort", "squeeze", "std", "sum", "swapaxes", "take",
+    "to_device", "trace", "transpose", "var", "view",
+})
 # Methods that only containers have.
 CONTAINER_METHODS = frozenset({"items", "keys", "values", "get", "append", "extend", "copy_", "update"})
 # Methods of arrays that return arrays.

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from jaxloopfix.analysis.arrays import ArrayFacts
+from jaxloopfix.analysis.arrays import JAX_ARRAY_ATTRIBUTES, ArrayFacts
 from jaxloopfix.analysis.names import loads, stored_names
 from jaxloopfix.analysis.value_kinds import ARRAY, CONTAINER, ValueKinds
 from jaxloopfix.analysis.source import ParsedModule, shorten
@@ -164,7 +164,12 @@ class IndexUseChecker:
                     ):
                         return
                     # Not proven an array. Positive container evidence (`self.layers[i](x)`, a local
-                    # list) was looked for before planning; without it this is a possible array.
+                    # list) was looked for before planning; without it this is a possible array,
+                    # unless what it selects is read as an object (`queries[k].value`).
+                    selected = object_selection(self.parsed, subscript)
+                    if selected is not None:
+                        result.refusal = f"the loop index {self._shown(code)} {selected}"
+                        return
                     if isinstance(value, cst.Attribute) and value.attr.value == "at":
                         value = value.value  # `x.at[t].get()`: the array in question is `x`
                     result.maybe_arrays.add(self.parsed.code(value))
@@ -353,4 +358,37 @@ def _simple_statements(body: list[cst.BaseStatement]) -> list[cst.BaseSmallState
 
     for statement in body:
         statement.visit(Walk())
+    return out
+
+
+def object_selection(parsed: ParsedModule, subscript: cst.Subscript) -> str | None:
+    """`queries[k].value`: the item a subscript selects is read with an attribute no `jax.Array`
+    has, so the subscripted value is a Python container of objects, and what selects from it
+    must stay a Python value (a scan's traced index or item cannot)."""
+    used = parsed.parent(subscript)
+    if not (isinstance(used, cst.Attribute) and used.value is subscript) or used.attr.value in JAX_ARRAY_ATTRIBUTES:
+        return None
+    return (
+        f"selects an item of `{shorten(parsed.code(subscript.value), 30)}` that is read as an object "
+        f"(`.{used.attr.value}`, which arrays lack): a Python container, which a traced value cannot index"
+    )
+
+
+def selects_objects(parsed: ParsedModule, body: Sequence[cst.CSTNode], name: str) -> str | None:
+    """Where the loop item `name` subscripts a container of objects (`object_selection`)."""
+    for statement in body:
+        for node in _walk(statement):
+            if isinstance(node, cst.Subscript) and any(
+                isinstance(n, cst.Name) and n.value == name for e in node.slice for n in _walk(e.slice)
+            ):
+                selected = object_selection(parsed, node)
+                if selected is not None:
+                    return f"the loop item `{name}` {selected}"
+    return None
+
+
+def _walk(node: cst.CSTNode) -> list[cst.CSTNode]:
+    out = [node]
+    for child in node.children:
+        out.extend(_walk(child))
     return out

@@ -18,7 +18,7 @@ from jaxloopfix.analysis.body import body_refusal
 from jaxloopfix.analysis.containers import BOUND_TO_CONTAINER, KEEPS_NOTHING, NAMED_STRUCTURE, NO_ARRAY_OPERATION, SELECTS_ITEMS, ContainerEvidence, _own_descendants, array_rows_call
 from jaxloopfix.analysis.cross_module import ModuleSite
 from jaxloopfix.analysis.dataflow import LoopDataflow, appended_list, contains
-from jaxloopfix.analysis.index_use import IndexUseChecker
+from jaxloopfix.analysis.index_use import IndexUseChecker, selects_objects
 from jaxloopfix.analysis.loops import Iteration, IterationAnalyzer, TripCount, maybe_array_reason
 from jaxloopfix.analysis.names import Flow, assigned_names, block_flow, loads, parameters, stored_names
 from jaxloopfix.analysis.plan import Accumulator, Carry, LoopPlan, Sequence
@@ -302,6 +302,8 @@ class LoopPlanner:
         """How the index is used outside per-step reads; False when it selects Python structure
         (the loop is then left unreported, `index_as_structure`)."""
         plan, iteration = b.plan, b.iteration
+        for name in b.element_names:
+            b.refuse(selects_objects(self.parsed, b.body, name))
         if iteration.index is None:
             return True
         checker = IndexUseChecker(self.parsed, self.facts, b.body, b.array_names, self.kinds)
@@ -545,9 +547,16 @@ class LoopPlanner:
 
     def structured_body(self, loop: cst.For, iteration: Iteration | None) -> str | None:
         """An outer loop (layers, stages) around a `lax.scan`, `fori_loop`, or another
-        library's structured loop: already structured."""
+        library's structured loop: already structured. Not when nothing in the body reads the
+        loop's target (`for _ in range(num_epochs):`): every step repeats the same structured
+        loop on the carry, so the repetition itself is unrolled."""
         found = self._runs_structured_loop(loop)
-        return f"its body already runs a structured loop (`{found}`)" if found else None
+        if not found:
+            return None
+        targets = stored_names(loop.target)
+        if not any(isinstance(n, cst.Name) and n.value in targets for n in descendants(loop.body)):
+            return None
+        return f"its body already runs a structured loop (`{found}`)"
 
     @cached_property
     def kinds(self) -> ValueKinds:
