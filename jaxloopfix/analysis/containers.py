@@ -603,6 +603,18 @@ class ContainerEvidence:
                     return small.value
         return None
 
+    def _declared_field(self, expr: cst.BaseExpression) -> bool:
+        """`self.block_cls` where the class declares `block_cls: T` at class level (a dataclass
+        field of the module), not a method."""
+        if not (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"):
+            return False
+        cls = next((a for a in self.parsed.ancestors(self.func) if isinstance(a, cst.ClassDef)), None)
+        return cls is not None and any(
+            isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.target.value == expr.attr.value
+            for statement in cls.body.body if isinstance(statement, cst.SimpleStatementLine)
+            for small in statement.body
+        )
+
     def _library_layer(self, target: cst.BaseExpression, call: cst.Call) -> bool:
         """`ResBlock(64, name=f"block{j}")(x)`: a class from a package outside the project (its
         name capitalised, not JAX's or NumPy's) built and called at once, in a framework module's
@@ -610,6 +622,8 @@ class ContainerEvidence:
         project is not guessed at: its framework is known (`is_module_class`)."""
         if not isinstance(call.func, cst.Call):
             return False  # built here and called at once: `Block(...)(x)`
+        if self.module is not None and self._declared_field(target):
+            return True  # `self.block_cls(width)(x)` with `block_cls: ModuleDef`: a class the module is given
         qname = self.parsed.qualified_name(target) if isinstance(target, (cst.Name, cst.Attribute)) else None
         if not qname or "." not in qname or qname.startswith(("jax.", "numpy.", "builtins.", "functools.")):
             return False  # not imported (a local class or an unknown name), or a JAX/standard one
@@ -883,7 +897,7 @@ class ContainerEvidence:
                 isinstance(node, cst.Call)
                 and self.parsed.qualified_name(node.func) == "builtins.getattr"
                 and len(node.args) >= 2
-                and _string_from(node.args[1].value, index)
+                and string_from(node.args[1].value, index)
             ):
                 return f"each step fetches a different attribute (`{shorten(self.parsed.code(node), 40)}`): distinct submodules, a stack of layers"
         return None
@@ -906,31 +920,43 @@ class ContainerEvidence:
                 if not (isinstance(target, cst.Subscript) and len(target.slice) == 1):
                     return None
                 key = target.slice[0].slice
-                if not (isinstance(key, cst.Index) and _string_from(key.value, index)):
+                if not (isinstance(key, cst.Index) and string_from(key.value, index)):
                     return None
         return "each step stores its value under a key built from the index (a dict of named entries, one per step)"
 
 
     def _named_structure(self, loop: cst.For, index: str | None) -> str | None:
-        """`self.param(f"b_{i}", ...)`, `self.subs[f"osc_{i}"](x)`, `Block(name=f"block{i}")`: a
-        name built from the index declares a parameter or picks a submodule, a different piece
-        of named structure each step (a layer stack), not a step along an array axis."""
+        """`self.param(f"b_{i}", ...)`, `self.subs[f"osc_{i}"](x)`, `params[f"Dense_{i}"]`,
+        `Block(name=f"block{i}")`: a name built from the index (inline or bound to a name first)
+        declares a parameter or picks a submodule or entry by text, a different piece of named
+        structure each step (a layer stack), not a step along an array axis."""
         if index is None:
             return None
-        for node in _own_descendants(loop.body):
+        nodes = _own_descendants(loop.body)
+        # `name = f"Dense_{i}"`: names bound to a string built from the index, then used as keys.
+        keys = {
+            t.target.value for node in nodes if isinstance(node, cst.Assign) and string_from(node.value, index)
+            for t in node.targets if isinstance(t.target, cst.Name)
+        }
+
+        def index_string(expr: cst.BaseExpression) -> bool:
+            return string_from(expr, index) or (isinstance(expr, cst.Name) and expr.value in keys)
+
+        for node in nodes:
             name = None
             if isinstance(node, cst.Call):
                 declares = isinstance(node.func, cst.Attribute) and node.func.attr.value in DECLARING_METHODS
                 for position, arg in enumerate(node.args):
                     keyword = arg.keyword.value if arg.keyword is not None else None
                     if (keyword == "name" or (declares and position == 0 and keyword is None)) \
-                            and _string_from(arg.value, index):
+                            and index_string(arg.value):
                         name = arg.value
-            elif isinstance(node, cst.Subscript) and isinstance(self.parsed.parent(node), cst.Call) \
-                    and self.parsed.parent(node).func is node and len(node.slice) == 1:
+            elif isinstance(node, cst.Subscript) and len(node.slice) == 1:
                 key = node.slice[0].slice
-                if isinstance(key, cst.Index) and _string_from(key.value, index):
-                    name = key.value  # `self.subs[f"osc_{i}"](x)`: the item called is a submodule
+                if isinstance(key, cst.Index) and index_string(key.value):
+                    # `self.subs[f"osc_{i}"](x)`, `params[name]["kernel"]`: a text key selects from a
+                    # Python container (no array takes a string index): a named layer or entry.
+                    name = key.value
             if name is not None:
                 return (
                     f"{NAMED_STRUCTURE} (`{shorten(self.parsed.code(name), 30)}`): a parameter or submodule "
@@ -1108,7 +1134,7 @@ def _indexed_by(node: cst.Subscript, index: str) -> bool:
     (`info[f"h_{t}"]`) names a dict entry; it selects nothing by position."""
     for element in node.slice:
         s = element.slice
-        if isinstance(s, cst.Index) and _string_from(s.value, index):
+        if isinstance(s, cst.Index) and string_from(s.value, index):
             continue
         if isinstance(s, cst.Index) and any(isinstance(n, cst.Name) and n.value == index for n in descendants(s.value)):
             return True
@@ -1117,7 +1143,7 @@ def _indexed_by(node: cst.Subscript, index: str) -> bool:
     return False
 
 
-def _string_from(expr: cst.BaseExpression, index: str) -> bool:
+def string_from(expr: cst.BaseExpression, index: str) -> bool:
     """An f-string, `"...".format(...)` or `str(...)` concatenation that reads `index`."""
     reads = any(isinstance(n, cst.Name) and n.value == index for n in descendants(expr))
     if not reads:

@@ -15,7 +15,7 @@ import libcst as cst
 
 from jaxloopfix.analysis.arrays import ArrayFacts
 from jaxloopfix.analysis.body import body_refusal
-from jaxloopfix.analysis.containers import BOUND_TO_CONTAINER, KEEPS_NOTHING, NAMED_STRUCTURE, NO_ARRAY_OPERATION, SELECTS_ITEMS, ContainerEvidence, _own_descendants, array_rows_call
+from jaxloopfix.analysis.containers import BOUND_TO_CONTAINER, KEEPS_NOTHING, NAMED_STRUCTURE, NO_ARRAY_OPERATION, SELECTS_ITEMS, ContainerEvidence, _own_descendants, string_from, array_rows_call
 from jaxloopfix.analysis.cross_module import ModuleSite
 from jaxloopfix.analysis.dataflow import LoopDataflow, appended_list, contains
 from jaxloopfix.analysis.index_use import IndexUseChecker, selects_objects
@@ -454,7 +454,9 @@ class LoopPlanner:
         derived = {index}
         nodes = _own_descendants(loop.body)
         for node in nodes:
-            if isinstance(node, cst.Assign) and {n.value for n in descendants(node.value) if isinstance(n, cst.Name)} & derived:
+            if isinstance(node, cst.Assign) and {n.value for n in descendants(node.value) if isinstance(n, cst.Name)} & derived \
+                    and not any(string_from(node.value, name) for name in derived):
+                # (text built from the index, `f"layer_{i}"`, is a key: it selects no row)
                 derived |= {n for t in node.targets for n in stored_names(t.target)}
         for node in nodes:
             if not isinstance(node, cst.Subscript):
