@@ -484,7 +484,8 @@ class LoopPlanner:
     def items_may_be_none(self, loop: cst.For, iteration: Iteration | None) -> str | None:
         """`for i, d in enumerate(dims): if d is not None:`: an item is tested for being `None`.
         A row of an array is never `None`, so the items are Python values (optional sizes,
-        gradients some of which are absent): a Python container, not steps along an axis."""
+        gradients some of which are absent): a Python container, not steps along an axis. So
+        does `if name in ext.keys():`: a traced row cannot be hashed or tested for truth."""
         iterable = loop.iter
         while isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) \
                 and iterable.func.value in ("enumerate", "reversed") and iterable.args:
@@ -497,6 +498,12 @@ class LoopPlanner:
                 return (
                     f"it tests an item for `None` (`{shorten(self.parsed.code(node), 40)}`): a row of an array "
                     "is never `None`, so it iterates a Python container of optional values"
+                )
+            if isinstance(node, cst.Comparison) and _membership_of(node, items):
+                return (
+                    f"it tests an item for membership (`{shorten(self.parsed.code(node), 40)}`): under a trace "
+                    "that needs a hashable or comparable Python value (a row of an array has no hash and no "
+                    "truth value), so it iterates a Python container of keys"
                 )
         return None
 
@@ -1533,6 +1540,14 @@ def _item_names(loop: cst.For, iteration: Iteration | None) -> set[str]:
     if iteration is not None and iteration.index is not None:
         names = names - {iteration.index}
     return names if iteration is None or iteration.kind != "range" else set()
+
+
+def _membership_of(node: cst.Comparison, names: set[str]) -> bool:
+    """`name in ext.keys()`, `k not in seen`: one of `names` is the left side of an `in` test."""
+    return (
+        isinstance(node.left, cst.Name) and node.left.value in names
+        and any(isinstance(c.operator, (cst.In, cst.NotIn)) for c in node.comparisons)
+    )
 
 
 def _none_identity(node: cst.Comparison, names: set[str]) -> bool:
