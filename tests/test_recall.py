@@ -89,6 +89,9 @@ def test_vmap_unmapped_arguments_are_what_the_caller_passes() -> None:
 
     assert codes(source.replace("compiled = jax.jit(jax.vmap(head_sum, (0, None)))\n", "")) == []
     assert codes(source.replace("mapped = jax.vmap(head_sum, (0, None))\n", "")) == ["JLF004", "JLF005"]
+    decorated = source.replace("def head_sum", "@functools.partial(jax.vmap, in_axes=(0, None))\ndef head_sum")
+    decorated = "import functools\n" + decorated.split("\n\n\nmapped")[0] + "\n"
+    assert codes(decorated) == []
 
 
 def test_array_attributes_are_those_of_the_installed_jax() -> None:

@@ -392,6 +392,10 @@ class TracedFinder:
                     names, nums = _static_args(list(expr.args), self._constant)
                     inner.static_names |= names
                     inner.static_nums |= nums
+                    if inner.name == "jax.vmap":  # `@partial(jax.vmap, in_axes=(0, None))`
+                        for arg in expr.args:
+                            if arg.keyword is not None and arg.keyword.value == "in_axes":
+                                inner.passed |= _unmapped(self._constant(arg.value))
                     return inner
             if func_name in self.transforms and not positional:
                 # `@jax.jit(static_argnames=...)` or `@jax.checkpoint(policy=...)`.
