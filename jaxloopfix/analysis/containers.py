@@ -951,11 +951,13 @@ class ContainerEvidence:
                     if (keyword == "name" or (declares and position == 0 and keyword is None)) \
                             and index_string(arg.value):
                         name = arg.value
-            elif isinstance(node, cst.Subscript) and len(node.slice) == 1:
+            elif isinstance(node, cst.Subscript) and len(node.slice) == 1 \
+                    and not isinstance(self.parsed.parent(node), cst.AssignTarget):
                 key = node.slice[0].slice
                 if isinstance(key, cst.Index) and index_string(key.value):
                     # `self.subs[f"osc_{i}"](x)`, `params[name]["kernel"]`: a text key selects from a
-                    # Python container (no array takes a string index): a named layer or entry.
+                    # Python container (no array takes a string index): a named layer or entry. A
+                    # store under such a key (`info[f"h_{i}"] = h`) only names an output: no evidence.
                     name = key.value
             if name is not None:
                 return (
