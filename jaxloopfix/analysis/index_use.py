@@ -368,6 +368,8 @@ def object_selection(parsed: ParsedModule, subscript: cst.Subscript) -> str | No
     used = parsed.parent(subscript)
     if not (isinstance(used, cst.Attribute) and used.value is subscript) or used.attr.value in JAX_ARRAY_ATTRIBUTES:
         return None
+    if isinstance(subscript.value, cst.Attribute) and subscript.value.attr.value == "at":
+        return None  # `x.at[i].get()`: the array's indexed-update helper, not an item
     return (
         f"selects an item of `{shorten(parsed.code(subscript.value), 30)}` that is read as an object "
         f"(`.{used.attr.value}`, which arrays lack): a Python container, which a traced value cannot index"

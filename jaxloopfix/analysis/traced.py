@@ -1078,12 +1078,11 @@ class TracedFinder:
                             f"`__call__` of `{cls.name.value}`, whose instance is called as "
                             f"`{shorten(finder.parsed.code(node), 30)}` in traced function `{outer.name.value}`", node)))
                 elif callee is None and finder._has_called_objects and finder._calls_an_object(node, outer):
-                    held = "may be what a parameter holds, called as" if finder._parameter_call(node) else "is called as"
                     for method, made in finder._called_objects():
                         if method is not outer:
                             found.append((method, finder._at_line(
                                 f"`__call__` of `{finder.parsed.code(made.func)}`, whose instance (made on line "
-                                f"{finder.parsed.call_line(made)}) {held} `{shorten(finder.parsed.code(node), 30)}` "
+                                f"{finder.parsed.call_line(made)}) is called as `{shorten(finder.parsed.code(node), 30)}` "
                                 f"in traced function `{outer.name.value}`", node)))
                 elif callee is None:
                     finder._external(node.func, f"called from traced function `{outer.name.value}`", node)
@@ -1100,8 +1099,6 @@ class TracedFinder:
             return isinstance(func.value, cst.Name) and func.value.value == "self" and self.resolve_method(func, caller) is None
         if not isinstance(func, cst.Name) or self.resolve_function(func) or self.resolve_class(func):
             return False
-        if self._parameter_call(call):
-            return True  # `def _loss(model, ...): model(params, x)`: what the callers pass, maybe an instance
         bindings = self._bindings(func)
         return any(isinstance(getattr(b, "node", None), cst.For) or isinstance(self.parsed.parent(getattr(b, "node", None) or func), cst.For) for b in bindings or ())
 
@@ -1123,12 +1120,6 @@ class TracedFinder:
             if method is not None:
                 return method, cls
         return None
-
-    def _parameter_call(self, call: cst.Call) -> bool:
-        """`model(x)` where `model` is a parameter of the function: whatever its callers pass."""
-        return isinstance(call.func, cst.Name) and any(
-            isinstance(getattr(b, "node", None), cst.Param) for b in self._bindings(call.func) or ()
-        )
 
     def _bindings(self, name: cst.Name) -> list | None:
         """The scope's assignments of `name` (None when libcst cannot look it up)."""
