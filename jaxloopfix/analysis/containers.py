@@ -583,9 +583,9 @@ class ContainerEvidence:
         default = self._field_default(expr)
         return isinstance(default, (cst.Name, cst.Attribute)) and self._names_module_class(default)
 
-    def _field_default(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
-        """`self.layer` where the class declares `layer: type = nn.Dense` (or `layer = nn.Dense`):
-        the default value of that class field, a class the module is configured with."""
+    def _class_field(self, expr: cst.BaseExpression) -> cst.AnnAssign | cst.Assign | None:
+        """`self.layer` where the enclosing class declares `layer: T = v` or `layer = v` at class
+        level (a field of the module): that statement."""
         if not (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"):
             return None
         cls = next((a for a in self.parsed.ancestors(self.func) if isinstance(a, cst.ClassDef)), None)
@@ -597,23 +597,22 @@ class ContainerEvidence:
             for small in statement.body:
                 if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) \
                         and small.target.value == expr.attr.value:
-                    return small.value
+                    return small
                 if isinstance(small, cst.Assign) and len(small.targets) == 1 \
                         and isinstance(small.targets[0].target, cst.Name) and small.targets[0].target.value == expr.attr.value:
-                    return small.value
+                    return small
         return None
+
+    def _field_default(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
+        """`self.layer` where the class declares `layer: type = nn.Dense` (or `layer = nn.Dense`):
+        the default value of that class field, a class the module is configured with."""
+        field = self._class_field(expr)
+        return field.value if field is not None else None
 
     def _declared_field(self, expr: cst.BaseExpression) -> bool:
         """`self.block_cls` where the class declares `block_cls: T` at class level (a dataclass
         field of the module), not a method."""
-        if not (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"):
-            return False
-        cls = next((a for a in self.parsed.ancestors(self.func) if isinstance(a, cst.ClassDef)), None)
-        return cls is not None and any(
-            isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.target.value == expr.attr.value
-            for statement in cls.body.body if isinstance(statement, cst.SimpleStatementLine)
-            for small in statement.body
-        )
+        return isinstance(self._class_field(expr), cst.AnnAssign)
 
     def _library_layer(self, target: cst.BaseExpression, call: cst.Call) -> bool:
         """`ResBlock(64, name=f"block{j}")(x)`: a class from a package outside the project (its

@@ -16,7 +16,7 @@ import libcst as cst
 from jaxloopfix.analysis.arrays import JAX_ARRAY_ATTRIBUTES, ArrayFacts
 from jaxloopfix.analysis.names import loads, stored_names
 from jaxloopfix.analysis.value_kinds import ARRAY, CONTAINER, ValueKinds
-from jaxloopfix.analysis.source import ParsedModule, shorten
+from jaxloopfix.analysis.source import ParsedModule, descendants, names_in, shorten
 
 # jnp/lax functions whose first argument is a shape, a size or an axis.
 SHAPE_FIRST = frozenset(
@@ -379,18 +379,9 @@ def object_selection(parsed: ParsedModule, subscript: cst.Subscript) -> str | No
 def selects_objects(parsed: ParsedModule, body: Sequence[cst.CSTNode], name: str) -> str | None:
     """Where the loop item `name` subscripts a container of objects (`object_selection`)."""
     for statement in body:
-        for node in _walk(statement):
-            if isinstance(node, cst.Subscript) and any(
-                isinstance(n, cst.Name) and n.value == name for e in node.slice for n in _walk(e.slice)
-            ):
+        for node in descendants(statement):
+            if isinstance(node, cst.Subscript) and any(name in names_in(e.slice) for e in node.slice):
                 selected = object_selection(parsed, node)
                 if selected is not None:
                     return f"the loop item `{name}` {selected}"
     return None
-
-
-def _walk(node: cst.CSTNode) -> list[cst.CSTNode]:
-    out = [node]
-    for child in node.children:
-        out.extend(_walk(child))
-    return out
