@@ -18,7 +18,7 @@ modules it imports is recorded in `links` (see `cross_module`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
@@ -369,6 +369,7 @@ class TracedFinder:
         self._reached: dict[cst.FunctionDef, tuple[list, list[ExternalTrace]]] = {}
         self._wrapped_self: list[tuple[cst.ClassDef, str]] = []
         self._assignments_of: dict[cst.FunctionDef, dict[str, list[cst.BaseExpression]]] = {}
+        self._bound_classes: dict[tuple[cst.FunctionDef, str], cst.ClassDef | None] = {}
 
     # -- transform recognition -------------------------------------------------
     def transform_of(self, expr: cst.BaseExpression) -> _Transform | None:
@@ -1269,9 +1270,10 @@ class TracedFinder:
                     found.append((method, cls.name.value))
         return found
 
-    def _declared_class(self, name: str, caller: cst.FunctionDef) -> cst.ClassDef | None:
+    def _declared_class(self, name: str, caller: cst.FunctionDef, depth: int = 0) -> cst.ClassDef | None:
         """The module class a parameter `name` of `caller` (or of a function it is nested in,
-        the first that has one) is annotated with: `env: JaxGravitar` or `env: 'JaxGravitar'`."""
+        the first that has one) is annotated with: `env: JaxGravitar` or `env: 'JaxGravitar'`;
+        unannotated, the class of what the transform calls bind to it (`_bound_class`)."""
         for func in (caller, *self.parsed.ancestors(caller)):
             if not isinstance(func, cst.FunctionDef):
                 continue
@@ -1279,13 +1281,75 @@ class TracedFinder:
             if param is None:
                 continue
             if param.annotation is None:
-                return None
+                return self._bound_class(func, name, depth)
             annotation = param.annotation.annotation
             text = annotation.evaluated_value if isinstance(annotation, cst.SimpleString) else self.parsed.code(annotation)
             if not isinstance(text, str):
                 return None
             return self._module_classes.get(text.strip())
         return None
+
+    def _bound_class(self, func: cst.FunctionDef, name: str, depth: int) -> cst.ClassDef | None:
+        """`jax.grad(partial(_loss, model))` in `def train(model: CharRNN)`: the class of what
+        calls of `func` inside a transform's or loop taker's arguments bind to its parameter
+        `name` (a declared parameter, `Cls()`, a factory's instance), when they agree.
+
+        Only those sites count: the pre-filter keeps every statement holding such a call, so
+        the answer is the same whether or not it left unreached code out."""
+        if depth > 2 or not isinstance(self.parsed.parent(func), cst.Module):
+            return None
+        key = (func, name)
+        if key not in self._bound_classes:
+            self._bound_classes[key] = None  # a cycle of partials reads as unknown
+            self._bound_classes[key] = self._bound_class_uncached(func, name, depth)
+        return self._bound_classes[key]
+
+    def _bound_class_uncached(self, func: cst.FunctionDef, name: str, depth: int) -> cst.ClassDef | None:
+        params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
+        position = params.index(name) if name in params else None
+        found: set[cst.ClassDef] = set()
+        for site, args in self._binding_sites(func):
+            values = [a.value for a in args if a.keyword is not None and a.keyword.value == name]
+            positional = [a.value for a in args if a.keyword is None and not a.star]
+            if position is not None and position < len(positional) and not any(a.star for a in args):
+                values.append(positional[position])
+            for value in values:
+                holder = next((a for a in self.parsed.ancestors(site) if isinstance(a, cst.FunctionDef)), None)
+                if holder is None:
+                    continue
+                cls = self._instance_class(value, holder, depth + 1)
+                if cls is None and isinstance(value, cst.Name):
+                    cls = self._declared_class(value.value, holder, depth + 1)
+                if cls is None:
+                    return None  # a site binding something else: not known
+                found.add(cls)
+        return found.pop() if len(found) == 1 else None
+
+    def _binding_sites(self, func: cst.FunctionDef) -> list[tuple[cst.Call, Sequence[cst.Arg]]]:
+        """Calls `func(...)` and `partial(func, ...)` nested in the arguments of a transform or
+        loop-taker call (`jax.value_and_grad(partial(_loss, model))`), with the arguments they
+        bind to `func`'s parameters."""
+        sites: list[tuple[cst.Call, Sequence[cst.Arg]]] = []
+        for call in self._calls_of(func):
+            sites.append((call, call.args))
+        for node in self.parsed.nodes:
+            if isinstance(node, cst.Call) and self._qname_in(node.func, PARTIAL) and node.args \
+                    and node.args[0].keyword is None and not node.args[0].star \
+                    and self.resolve_function(node.args[0].value) is func:
+                sites.append((node, node.args[1:]))
+        return [(site, args) for site, args in sites if self._inside_tracing_call(site)]
+
+    def _inside_tracing_call(self, node: cst.CSTNode) -> bool:
+        """Whether `node` is inside the arguments of a transform (`jax.grad(...)`) or a call
+        that traces its function arguments (`lax.scan(...)`)."""
+        for ancestor in self.parsed.ancestors(node):
+            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Module)):
+                return False
+            if isinstance(ancestor, cst.Call) and ancestor.func is not node and (
+                self.transform_of(ancestor.func) is not None or self._function_argument_exprs(ancestor)
+            ):
+                return True
+        return False
 
     @cached_property
     def _module_classes(self) -> dict[str, cst.ClassDef]:
