@@ -275,7 +275,11 @@ def _scan(
     loaded, maybe_entries, shadows_root = found.loaded, found.maybe_entries, found.shadows_root
     # A seed naming no function here: a re-export (`from .layers import step` in `__init__.py`)
     # the analysis passes on, from the module-level imports every reduced text keeps.
-    reexports = any(name not in functions for name in seeds)
+    # A seed `Cls.method` (a method called on a parameter declared `Cls`) is passed on when
+    # `Cls` is not defined here.
+    reexports = any(
+        name.split(".", 1)[0] not in found.classes if "." in name else name not in functions for name in seeds
+    )
     project_names = _project_imports(imports, project_roots) if project_roots is not None else frozenset()
     # In a project pass, framework classes are passed on to the modules deriving from them:
     # a class on a framework base, or on a project class that may be one, is analysed.
@@ -644,7 +648,7 @@ def _reach(
     work: list[ast.FunctionDef | ast.AsyncFunctionDef] = [
         f for group in functions.values() for f in group if any(_mentions(d, names) for d in f.decorator_list)
     ]
-    work.extend(f for name in seeds for f in functions.get(name, ()))
+    work.extend(f for name in seeds for f in functions.get(name.rsplit(".", 1)[-1], ()))
     # NumPyro models: inference traces any function that calls `numpyro.sample` / `factor`.
     work.extend(found.model_functions)
     # Module classes: a base named like a framework's, or a class of this file that is one.

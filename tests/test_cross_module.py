@@ -185,6 +185,61 @@ def test_host_code_and_shadowing_names_are_not_followed(tmp_path: Path) -> None:
     assert _found(tmp_path) == {}
 
 
+@pytest.mark.parametrize("prefilter", [True, False])
+def test_a_method_called_on_a_parameter_declared_with_an_imported_class(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, prefilter: bool
+) -> None:
+    """`cell.advance(...)` in traced code with `cell: Cell` imported (through a package
+    re-export) from another project module: Python runs `Cell.advance` there, or a subclass's
+    override, so both are traced; a method of another class of that name is not."""
+    _tree(tmp_path, {
+        "sim/__init__.py": "from .cells import Cell\n",
+        "sim/cells.py": """
+            import jax.numpy as jnp
+
+
+            class Cell:
+                def advance(self, states, rates):
+                    out = []
+                    for k in range(states.shape[0]):
+                        out.append(states[k] * rates[k])
+                    return jnp.stack(out)
+
+
+            class LeakyCell(Cell):
+                def advance(self, states, rates):
+                    total = jnp.zeros(states.shape[1:])
+                    for k in range(states.shape[0]):
+                        total = total * 0.5 + states[k] * rates[k]
+                    return total
+
+
+            class Recorder:
+                def advance(self, states, rates):
+                    for k in range(states.shape[0]):
+                        print(states[k])
+        """,
+        "sim/run.py": """
+            import jax
+            from sim import Cell
+
+
+            def build_step(cell: Cell):
+                def step(states, rates):
+                    return cell.advance(states, rates), None
+
+                return jax.jit(step)
+        """,
+    })
+    if not prefilter:
+        monkeypatch.setattr(engine, "scan", lambda text, *a, **k: Scan(_collected(text), None))
+    found = _found(tmp_path)
+    assert list(found) == ["sim/cells.py"]
+    assert [code for code, _ in found["sim/cells.py"]] == ["JLF001", "JLF002"]
+    assert all(reason.startswith("called as `cell.advance` on a `Cell` (its declared type) from traced function `step`")
+               for _, reason in found["sim/cells.py"])
+
+
 def test_results_do_not_depend_on_the_prefilter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     shutil.copytree(FIXTURE, tmp_path / "project")
     with_prefilter = _found(tmp_path / "project")

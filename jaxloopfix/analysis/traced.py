@@ -29,6 +29,7 @@ from jaxloopfix.analysis.cross_module import (
     ModuleClass,
     ModuleLinks,
     ModuleSite,
+    TraceSeed,
 )
 from jaxloopfix.analysis.names import parameters
 from jaxloopfix.analysis.source import ParsedModule, descendants, shorten
@@ -1065,6 +1066,8 @@ class TracedFinder:
                                 f"(its declared type) from traced function `{outer.name.value}`", node)))
                     if declared:
                         continue
+                    if finder._declared_import_method(node.func, outer, node):
+                        continue
                 if callee is not None and _is_property(callee, finder.parsed):
                     for function in finder._property_functions(callee, node, outer):
                         found.append((function, finder._at_line(
@@ -1270,6 +1273,41 @@ class TracedFinder:
                     found.append((method, cls.name.value))
         return found
 
+    def _declared_import_method(self, attr: cst.Attribute, caller: cst.FunctionDef, call: cst.Call) -> bool:
+        """`module.step(...)` where a parameter is declared `module: Module` with `Module`
+        imported from a project module: that module's analysis traces `Module.step` (what
+        Python finds on the class there) and its overrides (`_apply_seeds`)."""
+        if not (isinstance(attr.value, cst.Name) and attr.value.value not in ("self", "cls")) or self.site is None:
+            return False
+        annotation = self._declared_annotation(attr.value.value, caller)
+        if annotation is None or self._module_classes.get(self.parsed.code(annotation)) is not None:
+            return False
+        target = self._imported(annotation)
+        if target is None:
+            return False
+        line = self.parsed.call_line(call)
+        reason = (
+            f"called as `{shorten(self.parsed.code(attr), 40)}` on a `{target[1]}` (its declared type) from "
+            f"traced function `{caller.name.value}` on line {line} of {self.site.shown or self.parsed.filename}"
+        )
+        self.links.external.append(ExternalTrace(target[0], f"{target[1]}.{attr.attr.value}", reason))
+        return True
+
+    def _declared_annotation(self, name: str, caller: cst.FunctionDef) -> cst.BaseExpression | None:
+        """The annotation (a name or dotted name) of parameter `name` of `caller` or of a function
+        it is nested in, the first that has one."""
+        for func in (caller, *self.parsed.ancestors(caller)):
+            if not isinstance(func, cst.FunctionDef):
+                continue
+            param = next((p for p in parameters(func) if p.name.value == name), None)
+            if param is None:
+                continue
+            if param.annotation is None:
+                return None
+            annotation = param.annotation.annotation
+            return annotation if isinstance(annotation, (cst.Name, cst.Attribute)) else None
+        return None
+
     def _declared_class(self, name: str, caller: cst.FunctionDef, depth: int = 0) -> cst.ClassDef | None:
         """The module class a parameter `name` of `caller` (or of a function it is nested in,
         the first that has one) is annotated with: `env: JaxGravitar` or `env: 'JaxGravitar'`;
@@ -1399,6 +1437,9 @@ class TracedFinder:
         """Seed what other modules trace here (a re-export passes the seed on)."""
         assert self.site is not None
         for seed in self.site.seeds:
+            if "." in seed.name:
+                self._apply_method_seed(seed)
+                continue
             func = self._module_function(seed.name)
             if func is None:
                 source = self._imported_from(seed.name)
@@ -1412,6 +1453,36 @@ class TracedFinder:
                     self._mark(func, seed.reason, _Transform("", set(seed.static_names), set(seed.static_nums)))
                 else:
                     self._seed(func, seed.reason, transformed=False)
+
+    def _apply_method_seed(self, seed: TraceSeed) -> None:
+        """A seed `Module.step` (another module calls `step` on a parameter declared `Module`):
+        the method Python finds on the class here (its own or a base's of this module) and the
+        overrides in its subclasses here run traced; a class imported here passes it on."""
+        assert self.site is not None
+        class_name, method_name = seed.name.split(".", 1)
+        classes = self._module_classes
+        declared = classes.get(class_name)
+        if declared is None:
+            source = self._imported_from(class_name)
+            if source is not None:
+                module, name = source
+                self.links.external.append(ExternalTrace(
+                    module, f"{name}.{method_name}", seed.reason, seed.transformed, seed.static_names, seed.static_nums))
+            return
+        found: list[cst.FunctionDef] = []
+        for cls in _mro(declared, classes):
+            method = _method(cls, method_name)
+            if method is not None:
+                found.append(method)
+                break
+        found.extend(
+            method for cls in classes.values()
+            if cls is not declared and declared in _mro(cls, classes)
+            and (method := _method(cls, method_name)) is not None and method not in found
+        )
+        for method in found:
+            if method not in self.traced:
+                self._seed(method, seed.reason, transformed=False)
 
     def _external(
         self,
