@@ -407,7 +407,42 @@ class ContainerEvidence:
             or (self._shifted_windows(loop, index) if trip_kind != "shape" else None)
             or self._ragged_helper(loop, index)
             or (self._python_int_shapes(loop) if trip_kind != "shape" else None)
+            or (self._index_shapes(loop, index) if trip_kind != "shape" else None)
         )
+
+    def _index_shapes(self, loop: cst.For, index: str | None) -> str | None:
+        """Over a count that is not a sequence length, the index (or a name computed from it in
+        the step) sets a shape: one slice bound while the other stays put (`y.at[l, :2 * l + 1]`,
+        a width that grows with `l`), or a shape argument (`jnp.reshape(v, shape)` with `shape`
+        built from it, `jnp.fft.fftfreq(sizes[i])`). Each step computes on a different shape:
+        distinct computations (one per angular momentum, one per spatial axis), which a scan
+        cannot stack, not steps along one array axis."""
+        if index is None:
+            return None
+        nodes = _own_descendants(loop.body)
+        derived: set[str] = {index}
+        for node in nodes:
+            if isinstance(node, cst.Assign) and any(
+                isinstance(n, cst.Name) and n.value in derived for n in descendants(node.value)
+            ):
+                derived |= {n for t in node.targets for n in stored_names(t.target)}
+
+        def reads(expr: cst.CSTNode | None) -> bool:
+            return expr is not None and any(isinstance(n, cst.Name) and n.value in derived for n in descendants(expr))
+
+        for node in nodes:
+            use: cst.CSTNode | None = None
+            if isinstance(node, cst.Slice) and reads(node.lower) != reads(node.upper):
+                use = self.parsed.parent(self.parsed.parent(node)) or node
+            elif isinstance(node, cst.Call):
+                use = node if any(reads(arg.value) for arg in _shape_arguments(self.parsed, node)) else None
+            if use is not None:
+                return (
+                    f"the index sets a shape each step (`{shorten(self.parsed.code(use), 40)}`) over a count that is not "
+                    "a sequence length: each step computes on a different shape, distinct computations rather than "
+                    "steps along one array axis"
+                )
+        return None
 
     def _python_int_shapes(self, loop: cst.For) -> str | None:
         """`frequency = 1`, then `frequency *= lacunarity` each step and `(frequency * res[0], ...)`
@@ -669,6 +704,14 @@ class ContainerEvidence:
                 and not _array_attribute(node.attr.value)
             ):
                 return f"each item's attribute `{self.parsed.code(node)}` is read (a sequence of objects, not array slices)"
+            if (
+                isinstance(node, cst.For) and node is not loop
+                and isinstance(node.iter, cst.Name) and node.iter.value in elements
+                and isinstance(node.target, cst.Name)
+            ):
+                inner = self._items_are_objects(node, [node.target.value])
+                if inner is not None:
+                    return f"each item `{node.iter.value}` is iterated by an inner loop, where {inner}: a nesting of objects"
         return None
 
     def _indexes_containers(self, loop: cst.For, index: str | None, trip_kind: str) -> str | None:
@@ -1084,6 +1127,35 @@ def _root(expr: cst.BaseExpression) -> str | None:
     while isinstance(expr, (cst.Subscript, cst.Attribute)):
         expr = expr.value
     return expr.value if isinstance(expr, cst.Name) else None
+
+
+# jnp functions whose first argument is a shape or a length (`fftfreq(n)`), and those taking a
+# shape second (`reshape(a, shape)`, `broadcast_to(a, shape)`).
+SHAPE_FIRST_CALLS = frozenset(
+    {"zeros", "ones", "empty", "full", "eye", "identity", "arange", "tri", "fftfreq", "rfftfreq", "hanning",
+     "hamming", "blackman", "bartlett", "kaiser"}
+)
+SHAPE_SECOND_CALLS = frozenset({"reshape", "broadcast_to", "resize", "tile"})
+SHAPE_KEYWORDS = frozenset({"shape", "newshape", "size", "num", "length", "n", "reps"})
+
+
+def _shape_arguments(parsed: ParsedModule, call: cst.Call) -> list[cst.Arg]:
+    """The arguments of a `jax.numpy` call (or an array's `.reshape(...)`) that are shapes or
+    lengths: static values, a new shape per step when they change."""
+    func = call.func
+    qname = parsed.qualified_name(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    keyword = [a for a in call.args if a.keyword is not None and a.keyword.value in SHAPE_KEYWORDS]
+    if qname is not None and qname.startswith("jax."):
+        short = qname.rsplit(".", 1)[-1]
+        if short in SHAPE_FIRST_CALLS:
+            return positional[:1] + keyword
+        if short in SHAPE_SECOND_CALLS:
+            return positional[1:2] + keyword
+        return []
+    if qname is None and isinstance(func, cst.Attribute) and func.attr.value == "reshape":
+        return positional + keyword  # `x.reshape(shape)`, `x.reshape(n, -1)`
+    return []
 
 
 def _multiplies(expr: cst.BaseExpression, index: str) -> bool:

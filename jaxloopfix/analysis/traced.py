@@ -538,6 +538,8 @@ class TracedFinder:
                 continue
             name = statement.name.value
             decorators = [self._qname(d.decorator) for d in statement.decorators]
+            if _is_generator(statement):
+                continue  # `apply(..., method=gen)` returns a generator: its body runs later, unbound
             if name == "__call__":
                 entries.append((statement, ""))
             elif framework.entries == "linen":
@@ -1674,6 +1676,13 @@ FUNCTION_KEYWORDS: frozenset[str] = frozenset({"fun", "f", "fn", "func"})
 
 # `_Framework.entries` of a class whose base's traced methods call methods on `self`: the
 # names that follow, comma-separated, run traced in a subclass that overrides them.
+def _is_generator(func: cst.FunctionDef) -> bool:
+    """A function whose own body yields: calling it returns a generator, so it is never a
+    framework's entry (a transform or `apply` cannot return one); its body runs where the
+    generator is iterated, traced when that is in traced code."""
+    return any(isinstance(n, cst.Yield) for n in walk(func.body, lambda n: type(n) not in (cst.FunctionDef, cst.ClassDef, cst.Lambda)))
+
+
 HOOKS = "hooks:"
 
 
