@@ -17,6 +17,7 @@ import libcst as cst
 from jaxloopfix.analysis.arrays import ARRAY_ATTRIBUTES, ARRAY_METHODS, ArrayFacts, is_array_annotation
 from jaxloopfix.analysis.cross_module import ModuleSite
 from jaxloopfix.analysis.declared_types import class_attribute
+from jaxloopfix.analysis.index_use import AXIS_PARAMETERS
 from jaxloopfix.analysis.names import block_flow, discards_result, parameters, stored_names
 from jaxloopfix.analysis.source import ParsedModule, descendants, shorten
 from jaxloopfix.analysis.traced import layer_base
@@ -704,6 +705,16 @@ class ContainerEvidence:
                 and not _array_attribute(node.attr.value)
             ):
                 return f"each item's attribute `{self.parsed.code(node)}` is read (a sequence of objects, not array slices)"
+            if (
+                isinstance(node, cst.Arg) and node.keyword is not None and node.keyword.value in AXIS_PARAMETERS
+                and isinstance(node.value, cst.Name) and node.value.value in elements
+            ):
+                call = self.parsed.parent(node)
+                shown = shorten(self.parsed.code(call.func), 30) if isinstance(call, cst.Call) else "a call"
+                return (
+                    f"each item `{node.value.value}` is an axis (`{node.keyword.value}=` of `{shown}`): the items are "
+                    "axis numbers, each step works along a different axis (a static structure)"
+                )
             if (
                 isinstance(node, cst.For) and node is not loop
                 and isinstance(node.iter, cst.Name) and node.iter.value in elements

@@ -582,6 +582,11 @@ class LoopPlanner:
                 test = self.parsed.code(ancestor.test).lower()
                 if "disable_jit" in test or "disable_control_flow" in test:
                     return f"it runs only when tracing is disabled (`if {shorten(self.parsed.code(ancestor.test), 40)}:`)"
+            if isinstance(ancestor, cst.If) and _asks_if_traced(ancestor.test) is (child is not ancestor.body):
+                return (
+                    f"it runs only when a runtime check says nothing is traced "
+                    f"(the {'else ' if child is not ancestor.body else ''}branch of `if {shorten(self.parsed.code(ancestor.test), 40)}:`)"
+                )
             child = ancestor
         return None
 
@@ -1508,6 +1513,24 @@ SKIP_RULES: tuple[Callable[[LoopPlanner, cst.For, Iteration | None], str | None]
     LoopPlanner.few_steps,
     LoopPlanner.structured_body,
 )
+
+
+def _asks_if_traced(test: cst.BaseExpression) -> bool | None:
+    """True for a runtime test that holds under a trace (`in_jit()`, `is_tracing()`,
+    `isinstance(x, jax.core.Tracer)`), False for its negation, None for any other test."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = _asks_if_traced(test.expression)
+        return None if inner is None else not inner
+    if not isinstance(test, cst.Call):
+        return None
+    func = test.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    if name == "isinstance" and len(test.args) == 2:
+        kind = test.args[1].value
+        last = kind.attr.value if isinstance(kind, cst.Attribute) else kind.value if isinstance(kind, cst.Name) else ""
+        return True if last == "Tracer" else None
+    lowered = name.lower()
+    return True if not test.args and any(word in lowered for word in ("jit", "tracing", "traced", "tracer")) else None
 
 
 def _keeps_no_value(plan: LoopPlan) -> str | None:
