@@ -17,6 +17,7 @@ import libcst as cst
 from jaxloopfix.analysis.arrays import ARRAY_ATTRIBUTES, ARRAY_METHODS, ArrayFacts, is_array_annotation
 from jaxloopfix.analysis.cross_module import ModuleSite
 from jaxloopfix.analysis.declared_types import class_attribute
+from jaxloopfix.analysis.host_libraries import computes_on_host
 from jaxloopfix.analysis.index_use import AXIS_PARAMETERS
 from jaxloopfix.analysis.names import block_flow, discards_result, parameters, stored_names
 from jaxloopfix.analysis.source import ParsedModule, descendants, shorten
@@ -777,8 +778,18 @@ class ContainerEvidence:
         are judged on their own) and a call that only reads static metadata (`jax.typeof(x)`)."""
         recursive = False
         wrapper = ""
+        host = ""
         python_arithmetic = False
-        for node in _own_descendants(loop.body):
+        nodes = _own_descendants(loop.body)
+        # What a host-only call computes with (`np.sin(np.arange(4) * k)`) is host values too:
+        # a tracer there would raise.
+        inside_host = {
+            id(inner) for node in nodes if isinstance(node, cst.Call) and self._host_call(node)
+            for arg in node.args for inner in descendants(arg)
+        }
+        for node in nodes:
+            if id(node) in inside_host:
+                continue
             if isinstance(node, cst.BinaryOperation) and not isinstance(node.operator, (cst.BitOr, cst.BitAnd)):
                 if not _text_operation(node):
                     if not self.is_python(node):
@@ -807,6 +818,9 @@ class ContainerEvidence:
                 name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
                 if name in METADATA_FUNCTIONS:
                     continue
+                if self._host_call(node):
+                    host = host or shorten(self.parsed.code(func), 30)
+                    continue
                 if (qname is not None and _wraps_function(qname)) or self._rewraps_itself(node, name):
                     wrapper = wrapper or name
                     continue
@@ -823,7 +837,18 @@ class ContainerEvidence:
             )
         if python_arithmetic:
             return None  # Python int arithmetic: `python_values` decides from the kinds it stores
+        if host:
+            return (
+                f"each step calls only NumPy, SciPy or `math` (`{host}`) and Python's own helpers: they compute on "
+                "host values (a tracer passed to them raises), so nothing traced is unrolled"
+            )
         return f"{NO_ARRAY_OPERATION} (no arithmetic, no JAX call, no function or module call): it builds Python structure or text"
+
+    def _host_call(self, call: cst.Call) -> bool:
+        """A call of NumPy, SciPy or `math` that raises when handed a tracer (`host_libraries`)."""
+        func = call.func
+        qname = self.parsed.qualified_name(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
+        return qname is not None and computes_on_host(qname)
 
     def _rewraps_itself(self, call: cst.Call, name: str) -> bool:
         """`f = e3nn.utils.vmap(f)`: a transform of another library (named as JAX's are) applied
