@@ -554,6 +554,31 @@ class LoopPlanner:
             return f"its trip count is {trip.value}, below min-trip-count ({self.min_trip_count}): a small static unroll"
         return None
 
+    def logarithmic_steps(self, loop: cst.For, iteration: Iteration | None) -> str | None:
+        """`range(ceil(log2(n + 1)))`, `range(n.bit_length())`: a count logarithmic in a size, the
+        rounds of a doubling or pointer-jumping scheme. It stays a few steps for any size (20 for
+        a million), so the unroll is small and deliberate, not a step per row."""
+        if iteration is None or iteration.bounds is None or iteration.trip.kind in ("traced", "shape"):
+            return None
+        stop = iteration.bounds.stop
+        exprs: list[cst.BaseExpression] = [stop]
+        if isinstance(stop, cst.Name):
+            values = self.iterations._local_values.get(stop.value, [])
+            if len(values) != 1 or not isinstance(values[0], cst.BaseExpression):
+                return None
+            exprs = [values[0]]
+        for expr in exprs:
+            for node in descendants(expr):
+                if isinstance(node, cst.Call):
+                    func = node.func
+                    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+                    if name in LOGARITHMS:
+                        return (
+                            f"its trip count is logarithmic in a size (`{shorten(self.parsed.code(expr), 40)}`): the few "
+                            "rounds of a doubling scheme, not a step per row"
+                        )
+        return None
+
     def structured_body(self, loop: cst.For, iteration: Iteration | None) -> str | None:
         """An outer loop (layers, stages) around a `lax.scan`, `fori_loop`, or another
         library's structured loop: already structured. Not when nothing in the body reads the
@@ -1511,8 +1536,12 @@ SKIP_RULES: tuple[Callable[[LoopPlanner, cst.For, Iteration | None], str | None]
     LoopPlanner.items_may_be_none,
     LoopPlanner.static_inner_loop,
     LoopPlanner.few_steps,
+    LoopPlanner.logarithmic_steps,
     LoopPlanner.structured_body,
 )
+
+# Calls whose result grows as the logarithm of their argument.
+LOGARITHMS = frozenset({"log2", "log", "log10", "bit_length", "frexp"})
 
 
 def _asks_if_traced(test: cst.BaseExpression) -> bool | None:
