@@ -1295,39 +1295,36 @@ class TracedFinder:
         self.links.external.append(ExternalTrace(target[0], f"{target[1]}.{attr.attr.value}", reason))
         return True
 
-    def _declared_annotation(self, name: str, caller: cst.FunctionDef) -> cst.BaseExpression | None:
-        """The annotation (a name or dotted name) of parameter `name` of `caller` or of a function
-        it is nested in, the first that has one."""
+    def _declaring_param(self, name: str, caller: cst.FunctionDef) -> tuple[cst.FunctionDef, cst.Param] | None:
+        """The parameter `name` of `caller`, or of the first function it is nested in that has one."""
         for func in (caller, *self.parsed.ancestors(caller)):
-            if not isinstance(func, cst.FunctionDef):
-                continue
-            param = next((p for p in parameters(func) if p.name.value == name), None)
-            if param is None:
-                continue
-            if param.annotation is None:
-                return None
-            annotation = param.annotation.annotation
-            return annotation if isinstance(annotation, (cst.Name, cst.Attribute)) else None
+            if isinstance(func, cst.FunctionDef):
+                param = next((p for p in parameters(func) if p.name.value == name), None)
+                if param is not None:
+                    return func, param
         return None
+
+    def _declared_annotation(self, name: str, caller: cst.FunctionDef) -> cst.BaseExpression | None:
+        """The annotation (a name or dotted name) of parameter `name` (`_declaring_param`)."""
+        found = self._declaring_param(name, caller)
+        if found is None or found[1].annotation is None:
+            return None
+        annotation = found[1].annotation.annotation
+        return annotation if isinstance(annotation, (cst.Name, cst.Attribute)) else None
 
     def _declared_class(self, name: str, caller: cst.FunctionDef, depth: int = 0) -> cst.ClassDef | None:
         """The module class a parameter `name` of `caller` (or of a function it is nested in,
         the first that has one) is annotated with: `env: JaxGravitar` or `env: 'JaxGravitar'`;
         unannotated, the class of what the transform calls bind to it (`_bound_class`)."""
-        for func in (caller, *self.parsed.ancestors(caller)):
-            if not isinstance(func, cst.FunctionDef):
-                continue
-            param = next((p for p in parameters(func) if p.name.value == name), None)
-            if param is None:
-                continue
-            if param.annotation is None:
-                return self._bound_class(func, name, depth)
-            annotation = param.annotation.annotation
-            text = annotation.evaluated_value if isinstance(annotation, cst.SimpleString) else self.parsed.code(annotation)
-            if not isinstance(text, str):
-                return None
-            return self._module_classes.get(text.strip())
-        return None
+        found = self._declaring_param(name, caller)
+        if found is None:
+            return None
+        func, param = found
+        if param.annotation is None:
+            return self._bound_class(func, name, depth)
+        annotation = param.annotation.annotation
+        text = annotation.evaluated_value if isinstance(annotation, cst.SimpleString) else self.parsed.code(annotation)
+        return self._module_classes.get(text.strip()) if isinstance(text, str) else None
 
     def _bound_class(self, func: cst.FunctionDef, name: str, depth: int) -> cst.ClassDef | None:
         """`jax.grad(partial(_loss, model))` in `def train(model: CharRNN)`: the class of what
