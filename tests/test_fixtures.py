@@ -102,6 +102,7 @@ REFUSALS = {
     "for_else": "`else:`",
     "growing_carry": "changes shape",
     "object_items": "read as an object (`.value`, which arrays lack)",
+    "generator_iterable": "is a generator (`hidden_states` yields)",
     "outer_list_mutation": "DEBUG_LOG",
     "print_in_body": "`print`",
     "return_in_body": "`return`",

@@ -12,6 +12,7 @@ from jaxloopfix.analysis.names import parameters, stored_names
 from jaxloopfix.analysis.plan import RangeBounds
 from jaxloopfix.analysis.source import ParsedModule, descendants
 from jaxloopfix.analysis.traced import TracedFunction
+from jaxloopfix.analysis.walk import walk
 
 
 @dataclass
@@ -137,6 +138,20 @@ def _bound_by_compound(statement: cst.CSTNode) -> set[str]:
     from jaxloopfix.analysis.names import assigned_names
 
     return assigned_names([statement])
+
+
+def _generator_names(parsed: ParsedModule) -> frozenset[str]:
+    """Names of the functions and methods of `parsed` whose own body yields (found once per module)."""
+    cache = parsed.__dict__.get("_generator_names")
+    if cache is None:
+        def own(node: cst.CSTNode) -> bool:
+            return type(node) not in (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+        cache = parsed.__dict__["_generator_names"] = frozenset(
+            node.name.value for node in parsed.nodes
+            if type(node) is cst.FunctionDef and any(type(n) is cst.Yield for n in walk(node.body, own))
+        )
+    return cache
 
 
 class IterationAnalyzer:
@@ -269,6 +284,12 @@ class IterationAnalyzer:
                 return self._zip(loop.target, it, code)
             if name == "builtins.enumerate":
                 return self._enumerate(loop, it, code)
+        generator = self._generator_called(it)
+        if generator is not None:
+            return Iteration(
+                "other", code,
+                refusal=f"`{code}` is a generator (`{generator}` yields): a scan needs an array (or a `range`) to step over",
+            )
         if isinstance(loop.target, cst.Name):
             backwards = self._backwards(it)
             source = backwards if backwards is not None else it
@@ -279,6 +300,17 @@ class IterationAnalyzer:
                 iteration.unsafe_reasons.append(maybe_array_reason(self.parsed.code(source)))
             return iteration
         return None
+
+    def _generator_called(self, expr: cst.BaseExpression) -> str | None:
+        """`self.states(x)`, `chunks(xs)`: a call of a function or method of this module, by its
+        name, whose body yields; what the loop steps over is a Python generator."""
+        if not isinstance(expr, cst.Call):
+            return None
+        func = expr.func
+        name = func.attr.value if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) else (
+            func.value if isinstance(func, cst.Name) else None
+        )
+        return name if name is not None and name in _generator_names(self.parsed) else None
 
     def _backwards(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
         """`xs` for `reversed(xs)`: a scan steps over `xs[::-1]` (never over the iterator itself)."""
