@@ -11,8 +11,7 @@ from jaxloopfix.analysis.arrays import ArrayFacts
 from jaxloopfix.analysis.names import parameters, stored_names
 from jaxloopfix.analysis.plan import RangeBounds
 from jaxloopfix.analysis.source import ParsedModule, descendants
-from jaxloopfix.analysis.traced import TracedFunction
-from jaxloopfix.analysis.walk import walk
+from jaxloopfix.analysis.traced import TracedFunction, is_generator
 
 
 @dataclass
@@ -144,12 +143,8 @@ def _generator_names(parsed: ParsedModule) -> frozenset[str]:
     """Names of the functions and methods of `parsed` whose own body yields (found once per module)."""
     cache = parsed.__dict__.get("_generator_names")
     if cache is None:
-        def own(node: cst.CSTNode) -> bool:
-            return type(node) not in (cst.FunctionDef, cst.ClassDef, cst.Lambda)
-
         cache = parsed.__dict__["_generator_names"] = frozenset(
-            node.name.value for node in parsed.nodes
-            if type(node) is cst.FunctionDef and any(type(n) is cst.Yield for n in walk(node.body, own))
+            node.name.value for node in parsed.nodes if type(node) is cst.FunctionDef and is_generator(node)
         )
     return cache
 

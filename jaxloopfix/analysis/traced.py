@@ -538,7 +538,7 @@ class TracedFinder:
                 continue
             name = statement.name.value
             decorators = [self._qname(d.decorator) for d in statement.decorators]
-            if _is_generator(statement):
+            if is_generator(statement):
                 continue  # `apply(..., method=gen)` returns a generator: its body runs later, unbound
             if name == "__call__":
                 entries.append((statement, ""))
@@ -1673,7 +1673,7 @@ FUNCTION_KEYWORDS: frozenset[str] = frozenset({"fun", "f", "fn", "func"})
 
 # `_Framework.entries` of a class whose base's traced methods call methods on `self`: the
 # names that follow, comma-separated, run traced in a subclass that overrides them.
-def _is_generator(func: cst.FunctionDef) -> bool:
+def is_generator(func: cst.FunctionDef) -> bool:
     """A function whose own body yields: calling it returns a generator, so it is never a
     framework's entry (a transform or `apply` cannot return one); its body runs where the
     generator is iterated, traced when that is in traced code."""
