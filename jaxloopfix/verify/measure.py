@@ -77,11 +77,28 @@ def _static_spec(
 
 @contextlib.contextmanager
 def _fresh_compilation() -> Iterator[None]:
-    """Clear JAX's in-memory caches and keep the on-disk cache out, so timings are of real work."""
+    """Clear JAX's in-memory caches and keep the on-disk cache out, so timings are of real work.
+
+    JAX decides once per process whether the persistent cache is in use and keeps using it
+    after `enable_compilation_cache` is turned off (a user with a cache directory would time
+    cache reads), so the decision is reset on the way in and again on the way out."""
     jax.clear_caches()
     state = getattr(_jax_config, "enable_compilation_cache", None)
     with state(False) if state is not None else contextlib.nullcontext():
-        yield
+        _reset_persistent_cache()
+        try:
+            yield
+        finally:
+            _reset_persistent_cache()
+
+
+def _reset_persistent_cache() -> None:
+    """Makes JAX decide afresh, at its next compile, whether the persistent cache is in use."""
+    try:
+        from jax.experimental.compilation_cache import compilation_cache
+    except ImportError:  # pragma: no cover - older JAX without the module
+        return
+    compilation_cache.reset_cache()
 
 
 def count_eqns(jaxpr: Any) -> int:
