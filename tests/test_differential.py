@@ -2,7 +2,7 @@
 versions run on JAX in float64; every offered fix must give the same outputs and gradients.
 Programs that must be refused never get a fix.
 
-`JAXLOOPFIX_DIFF_EXAMPLES` sets the number of programs (CI: 60; the documented long run
+`JAXLOOPFIX_DIFF_EXAMPLES` sets the number of programs (CI: 45, in three shards; the documented long run
 uses `benchmarks/differential.py`); `JAXLOOPFIX_DIFF_REPORT` names a JSON file that
 receives the counts. Without it the examples are derandomized: the suite is a gate and
 draws the same programs every run; long runs explore with `--hypothesis-seed`.
@@ -19,7 +19,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, note, settings
+from hypothesis import HealthCheck, given, note, seed, settings
 
 from fixture_tools import load_module
 from jaxloopfix.config import Settings
@@ -44,6 +44,9 @@ EXAMPLES = int(os.environ.get("JAXLOOPFIX_DIFF_EXAMPLES", "45"))
 # Linear recurrences (`benchmarks/differential.py --linear` runs 1,000).
 LINEAR_EXAMPLES = int(os.environ.get("JAXLOOPFIX_LINEAR_EXAMPLES", "12"))
 DERANDOMIZE = "JAXLOOPFIX_DIFF_EXAMPLES" not in os.environ
+# The programs are drawn in shards that pytest-xdist runs side by side; derandomized, shard k
+# draws from seed k, so the gate draws the same programs every run.
+SHARDS = 3
 COUNTS: Counter[str] = Counter()
 MODULES = Path(tempfile.mkdtemp(prefix="jaxloopfix-diff-"))
 
@@ -70,7 +73,7 @@ def _outputs_and_grads(module, args):
         leaves = jax.tree_util.tree_leaves(module.f(xs, args[1], w))
         return sum(jnp.sum(jnp.sin(leaf)) for leaf in leaves)
 
-    return outputs, jax.grad(scalar, argnums=(0, 1))(args[0], args[2])
+    return outputs, jax.jit(jax.grad(scalar, argnums=(0, 1)))(args[0], args[2])
 
 
 def _assert_same(expected, actual, label: str) -> None:
@@ -82,9 +85,25 @@ def _assert_same(expected, actual, label: str) -> None:
         np.testing.assert_allclose(np.asarray(a), np.asarray(e), rtol=1e-9, atol=1e-12, err_msg=label)
 
 
-@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=DERANDOMIZE)
-@given(program=loop_programs())
-def test_every_offered_fix_runs_equal(program: Program) -> None:
+def _sharded(body, examples: int, shard: int, **strategies):  # noqa: ANN001, ANN202
+    """`body` as a Hypothesis test over `strategies`, drawing shard `shard`'s share of `examples`.
+    Long runs (one `--hypothesis-seed`, the same for every shard) draw them all in shard 0."""
+    if not DERANDOMIZE:
+        if shard:
+            pytest.skip("a long run draws every program in shard 0")
+        return settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(
+            given(**strategies)(body))
+    test = settings(max_examples=-(-examples // SHARDS), deadline=None, database=None,
+                    suppress_health_check=[HealthCheck.too_slow])(given(**strategies)(body))
+    return seed(shard)(test)
+
+
+@pytest.mark.parametrize("shard", range(SHARDS))
+def test_every_offered_fix_runs_equal(shard: int) -> None:
+    _sharded(_offered_fix_runs_equal, EXAMPLES, shard, program=loop_programs())()
+
+
+def _offered_fix_runs_equal(program: Program) -> None:
     note(program.source)
     COUNTS["programs"] += 1
     diagnostics = lint_text(program.source, "gen.py", Settings())
@@ -160,12 +179,15 @@ def test_unprovable_kinds_never_get_a_safe_fix(kind: str) -> None:
         assert apply_fixes(source, "gen.py", Settings())[2] == 0
 
 
-@settings(max_examples=LINEAR_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=DERANDOMIZE)
-@given(program=linear_recurrence_programs())
-def test_linear_recurrences_become_associative_scans_that_run_equal(program: Program) -> None:
+@pytest.mark.parametrize("shard", range(SHARDS))
+def test_linear_recurrences_become_associative_scans_that_run_equal(shard: int) -> None:
     """Every generated linear recurrence gets the `lax.associative_scan` fix, and the fix runs
     equal to the loop in float64 (values and gradients): within 64 ulps per step of the
     largest magnitude, since the tree regroups the arithmetic."""
+    _sharded(_linear_recurrence_runs_equal, LINEAR_EXAMPLES, shard, program=linear_recurrence_programs())()
+
+
+def _linear_recurrence_runs_equal(program: Program) -> None:
     note(program.source)
     COUNTS["linear programs"] += 1
     fixed = apply_fixes(program.source, "gen.py", Settings(), unsafe=True)[0]

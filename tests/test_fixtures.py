@@ -58,6 +58,19 @@ def _assert_same(expected, actual, what):
         np.testing.assert_allclose(a, e, rtol=2e-5, atol=2e-6, err_msg=what)
 
 
+def _jitted_if_it_traces(before, after, args, kwargs):
+    """Both functions under `jax.jit` where the original traces as called: op-by-op runs of
+    the loop's copies cost most of this test's time, and the fix must keep the function
+    jittable. Where the original does not trace (Python values read as such), both run as
+    written."""
+    jitted = jax.jit(lambda *a: before(*a, **kwargs))
+    try:
+        jitted.trace(*args)
+    except Exception:  # noqa: BLE001 - not traceable as called: compare the plain calls
+        return before, after, False
+    return jitted, jax.jit(lambda *a: after(*a, **kwargs)), True
+
+
 @pytest.mark.parametrize(("code", "path"), FIXABLE, ids=IDS)
 def test_fixed_code_computes_the_same_values_and_gradients(code, path):
     original = load_module(path, f"fixture_original_{code}_{path.stem}")
@@ -65,10 +78,10 @@ def test_fixed_code_computes_the_same_values_and_gradients(code, path):
     examples = original.example_inputs()
     assert len(examples) >= 1
     for name, args, kwargs in examples:
-        before = getattr(original, name)
-        after = getattr(rewritten, name)
-        expected = before(*args, **kwargs)
-        actual = after(*args, **kwargs)
+        before, after, jitted = _jitted_if_it_traces(getattr(original, name), getattr(rewritten, name), args, kwargs)
+        call = (lambda fn: fn) if jitted else (lambda fn: lambda *a: fn(*a, **kwargs))
+        expected = call(before)(*args)
+        actual = call(after)(*args)
         _assert_same(expected, actual, f"{path.name}::{name}")
         # Gradients of a scalar reduction with respect to every float argument.
         argnums = tuple(i for i, a in enumerate(args) if _float_leaves_only(a))
@@ -77,14 +90,16 @@ def test_fixed_code_computes_the_same_values_and_gradients(code, path):
 
         def loss(fn):
             def scalar(*a):
-                return sum(jnp.sum(jnp.sin(leaf)) for leaf in jax.tree_util.tree_leaves(fn(*a, **kwargs)))
+                return sum(jnp.sum(jnp.sin(leaf)) for leaf in jax.tree_util.tree_leaves(call(fn)(*a)))
             return scalar
 
+        gradient = (lambda fn: jax.jit(jax.grad(loss(fn), argnums=argnums))) if jitted else (
+            lambda fn: jax.grad(loss(fn), argnums=argnums))
         try:
-            grad_expected = jax.grad(loss(before), argnums=argnums)(*args)
+            grad_expected = gradient(before)(*args)
         except (TypeError, ValueError):
             continue  # not differentiable as written (e.g. already a gradient with static args)
-        grad_actual = jax.grad(loss(after), argnums=argnums)(*args)
+        grad_actual = gradient(after)(*args)
         _assert_same(grad_expected, grad_actual, f"{path.name}::{name} (gradient)")
 
 

@@ -2,7 +2,7 @@
 proof knows, for every input dtype, weak and strong, with x64 off and on.
 
 The proof (`carry_types.py`) never states a dtype rule from memory: it looks results up in the
-generated table, and `tests/test_dtype_table.py` regenerates the table with the installed JAX and
+generated table, and `tests/test_dtype_rules.py` regenerates the table with the installed JAX and
 requires it to be identical. Run `python -m jaxloopfix.analysis.dtype_table_from_jax` to rewrite
 the table after a JAX upgrade. Needs JAX; the linter itself never imports this module.
 """
@@ -155,8 +155,23 @@ def rank_configurations(arity: int) -> list[str]:
     return ["".join(c) for c in itertools.product(SHAPES, repeat=arity)]
 
 
-def generate(chunk: int = 0, chunks: int = 1) -> dict[str, dict[tuple[bool, str], str]]:
-    """Every operation's results, one entry per input combination, per x64 mode and ranks."""
+def generate(chunk: int = 0, chunks: int = 1, inline: bool = False) -> dict[str, dict[tuple[bool, str], str]]:
+    """Every operation's results, one entry per input combination, per x64 mode and ranks.
+
+    `inline` traces JAX's own jitted functions inline (`jax.disable_jit`) inside the one outer
+    trace: half the time, and a second path through JAX; the test suite compares what it gives
+    with the table written from the jitted path, so the two must agree."""
+    import contextlib
+
+    import jax
+
+    # JAX filters the traceback of every rejected combination: pure cost here.
+    jax.config.update("jax_traceback_filtering", "off")
+    with jax.disable_jit() if inline else contextlib.nullcontext():
+        return _generate(chunk, chunks)
+
+
+def _generate(chunk: int, chunks: int) -> dict[str, dict[tuple[bool, str], str]]:
     import jax
 
     table: dict[str, dict[tuple[bool, str], str]] = {}
@@ -217,8 +232,8 @@ def main() -> None:
     if sys.argv[1:] == ["--render"]:  # rewrite the file from the table it holds (a format change)
         Path(__file__).with_name("dtype_table.py").write_text(render(load_table()), encoding="utf-8")
         return
-    if len(sys.argv) == 3:  # a worker: one chunk, as JSON on stdout
-        part = generate(int(sys.argv[1]), int(sys.argv[2]))
+    if len(sys.argv) in (3, 4):  # a worker: one chunk, as JSON on stdout
+        part = generate(int(sys.argv[1]), int(sys.argv[2]), inline=sys.argv[3:] == ["--inline"])
         print(json.dumps({k: {f"{x64}|{r}": v for (x64, r), v in m.items()} for k, m in part.items()}))
         return
     workers = [
