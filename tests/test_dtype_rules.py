@@ -214,25 +214,33 @@ from jaxtyping import Array, Float, Float32, Int8, UInt8, Bool, Complex, Int, Sh
 
 def f(a: {A}, b: {B}, xs: Float[Array, "T D"], gamma: float = 0.9):
     for t in range(xs.shape[0]):
-        out = {E}
+{E}
 """
+_claims: dict[tuple[str, str], list] = {}
 
 
 def _claim(template, annotation_a, annotation_b):
-    """What the analysis says of the expression: (dtype, shape dims) or None (no claim)."""
+    """What the analysis says of the expression: (dtype, shape dims) or None (no claim). One
+    program per annotation pair holds every template, each in its own statement of the loop
+    (`out0 = ...`, `out1 = ...`): the analysis types each expression alone."""
     from jaxloopfix.analysis.carry_types import LoopTypes, Unknown
     from jaxloopfix.analysis.source import ParsedModule
 
-    parsed = ParsedModule(PROGRAM.format(A=annotation_a, B=annotation_b, E=template), "probe.py")
-    function = next(n for n in parsed.module.body if isinstance(n, cst.FunctionDef))
-    loop = function.body.body[0]
-    expression = loop.body.body[0].body[0].value
-    types = LoopTypes(parsed, function, {"gamma"}, loop, [], "t")
-    try:
-        ty = types.type_of(expression, {})
-    except Unknown:
-        return None
-    return ty
+    key = (annotation_a, annotation_b)
+    if key not in _claims:
+        body = "\n".join(f"        out{i} = {e}" for i, e in enumerate(TEMPLATES))
+        parsed = ParsedModule(PROGRAM.format(A=annotation_a, B=annotation_b, E=body), "probe.py")
+        function = next(n for n in parsed.module.body if isinstance(n, cst.FunctionDef))
+        loop = function.body.body[0]
+        types = LoopTypes(parsed, function, {"gamma"}, loop, [], "t")
+        claims = []
+        for statement in loop.body.body:
+            try:
+                claims.append(types.type_of(statement.body[0].value, {}))
+            except Unknown:
+                claims.append(None)
+        _claims[key] = claims
+    return _claims[key][TEMPLATES.index(template)]
 
 
 def _struct(key, shape, x64):

@@ -23,12 +23,12 @@ from jaxloopfix.analysis.walk import fast_visit, libcst_visit, walk
 flax = pytest.importorskip("flax")
 jax = pytest.importorskip("jax")
 
-# Every third fixture (they grow with every rule, and resemble each other) beside samples of
+# Every fourth fixture (they grow with every rule, and resemble each other) beside samples of
 # real library code: the equivalence checks below run 8 times per file.
 CORPUS = (
-    sorted(FIXTURES.rglob("*.py"))[::3]
-    + sorted(Path(flax.__file__).parent.rglob("*.py"))[::12]
-    + sorted(Path(jax.__file__).parent.rglob("*.py"))[::40]
+    sorted(FIXTURES.rglob("*.py"))[::4]
+    + sorted(Path(flax.__file__).parent.rglob("*.py"))[::16]
+    + sorted(Path(jax.__file__).parent.rglob("*.py"))[::50]
 )
 
 
