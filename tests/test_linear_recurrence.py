@@ -128,6 +128,7 @@ def test_overflow_of_growing_factors_is_a_difference_verify_reports(modules) -> 
 MATRIX = [name for name in NAMES if name.startswith("matrix_")]
 
 
+@pytest.mark.slow  # measures every candidate form of every matrix recurrence
 def test_matrix_recurrences_compose_by_matrix_products_where_tuned(modules, tmp_path: Path) -> None:
     """`h = A @ h + b` stays a `lax.scan` by default (a product of matrices per composition costs
     O(n^3)); where `--tune` chose the associative form (a form override), the rewrite composes the

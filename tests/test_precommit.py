@@ -214,6 +214,7 @@ def lstm(params, xs):
 '''
 
 
+@pytest.mark.slow  # its hook environment installs JAX: about a minute
 def test_verified_fix_hook_rewrites_an_lstm_with_dict_parameters(project, hook_repo, pre_commit_home):
     """The LSTM's fix is unsafe (nothing proves the dict's arrays' dtypes), so `jaxloopfix-fix` leaves
     it; the verified hook runs loop and rewrite on JAX (its environment installs JAX) and applies it."""
