@@ -14,6 +14,14 @@ Rules (per loop = per (root, path, header line), over all its traced executions)
   clean      every other loop that ran (without raising) while a trace was active (static ranges of
              at most 4 trips included).
   raises     every traced execution raised (concretization errors, bad inputs): no label, not scored.
+
+    python benchmarks/oracle/label.py NEW_MERGED.jsonl -o benchmarks/oracle/labels.jsonl --extend
+
+`--extend` adds the loops of a later stage to an existing labels file (whose raw records are not
+kept): a loop not in the file is appended; a loop already there keeps its row unless the new
+runs label it higher in the order raises < clean < static-steps < array-row, the label the rules
+above give over both sets of executions (array-row: some execution of either set; static-steps:
+a static range seen turning >= 5 times and carrying arrays); then its counts are merged.
 """
 from __future__ import annotations
 
@@ -95,16 +103,45 @@ def labelled(rec: dict) -> dict:
     return out
 
 
+STRENGTH = {"raises": 0, "clean": 1, "static-steps": 2, "array-row": 3}
+
+
+def extended(old: list[dict], new: list[dict]) -> list[dict]:
+    """`old` rows with `new` rows merged in by (root, path, line) (see `--extend`)."""
+    rows = {(r["root"], r["path"], r["line"]): r for r in old}
+    for r in new:
+        key = (r["root"], r["path"], r["line"])
+        before = rows.get(key)
+        if before is None:
+            rows[key] = r
+            continue
+        merged = dict(r if STRENGTH[r["label"]] > STRENGTH[before["label"]] else before)
+        merged["kinds"] = {k: before["kinds"].get(k, 0) + r["kinds"].get(k, 0) for k in {*before["kinds"], *r["kinds"]}}
+        merged["n_exec"] = before["n_exec"] + r["n_exec"]
+        merged["n_raised"] = before.get("n_raised", 0) + r.get("n_raised", 0)
+        merged["trip_min"] = min(before["trip_min"], r["trip_min"])
+        merged["trip_max"] = max(before["trip_max"], r["trip_max"])
+        if "locals" in (before["active_by"], r["active_by"]):
+            merged["active_by"] = "locals"
+        rows[key] = merged
+    return list(rows.values())
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("merged")
     ap.add_argument("-o", "--output", required=True)
+    ap.add_argument("--extend", action="store_true", help="merge into the existing OUTPUT instead of replacing it")
     ap.add_argument("--roots", default=None, help="{root: path} (default: MERGED with .roots.json), for the source fallback")
     ns = ap.parse_args()
     roots_file = Path(ns.roots) if ns.roots else Path(ns.merged).with_suffix(".roots.json")
     if roots_file.exists():
         ROOTS.update(json.loads(roots_file.read_text()))
     rows = [labelled(json.loads(line)) for line in open(ns.merged, encoding="utf-8") if line.strip()]
+    if ns.extend and Path(ns.output).exists():
+        old = [json.loads(line) for line in open(ns.output, encoding="utf-8") if line.strip()]
+        print(f"{len(old)} loops in {ns.output}, {len(rows)} in {ns.merged}")
+        rows = extended(old, rows)
     with open(ns.output, "w", encoding="utf-8") as fh:
         for r in rows:
             fh.write(json.dumps(r, sort_keys=True) + "\n")

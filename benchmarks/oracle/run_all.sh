@@ -235,4 +235,20 @@ if want optimistix2; then
     --root lineax="$VSP/lineax" --root lineax-tests="$SRC/lineax/tests" --root equinox="$SP/equinox" --root jax="$SP/jax" -- \
     $PY "$HERE/drive_pytest.py" --one-per-test 450 25 tests > "$RUNS/lineax2.log" 2>&1
 fi
+if want jaxtests; then
+  # JAX's own tests at tag jax-v0.10.2 (tests/ of the checkout; they import the installed jax, so
+  # ORACLE_PY may be any python with jax 0.10.2): the first case of each test function, 30 s a file,
+  # the files that exercise numerics (jax.numpy, lax, linalg, scipy, random, nn, sparse, experimental)
+  $REC --out "$RUNS/jaxtests" --cwd "$SRC/jax" --timeout 960 --root jax="$SP/jax" --root jax-tests="$SRC/jax/tests" -- \
+    $PY "$HERE/drive_pytest.py" --one-per-test 900 30 tests/lax_numpy_test.py tests/lax_numpy_indexing_test.py \
+      tests/lax_numpy_reducers_test.py tests/lax_numpy_operators_test.py tests/lax_numpy_einsum_test.py \
+      tests/lax_numpy_ufuncs_test.py tests/lax_numpy_setops_test.py tests/lax_numpy_vectorize_test.py tests/lax_test.py \
+      tests/lax_autodiff_test.py tests/lax_control_flow_test.py tests/lax_vmap_test.py tests/linalg_test.py \
+      tests/fft_test.py tests/image_test.py tests/nn_test.py tests/random_lax_test.py tests/lax_scipy_test.py \
+      tests/lax_scipy_special_functions_test.py tests/lax_scipy_sparse_test.py tests/scipy_ndimage_test.py \
+      tests/scipy_signal_test.py tests/scipy_stats_test.py tests/scipy_optimize_test.py tests/scipy_interpolate_test.py \
+      tests/scipy_spatial_test.py tests/scipy_fft_test.py tests/polynomial_test.py tests/qdwh_test.py tests/svd_test.py \
+      tests/eigh_test.py tests/lobpcg_test.py tests/ode_test.py tests/jet_test.py tests/stax_test.py \
+      tests/optimizers_test.py tests/sparse_test.py tests/checkify_test.py > "$RUNS/jaxtests.log" 2>&1
+fi
 $PY "$HERE/record.py" merge "$RUNS"/*/ -o "$RUNS/merged.jsonl"
