@@ -58,17 +58,17 @@ def _assert_same(expected, actual, what):
         np.testing.assert_allclose(a, e, rtol=2e-5, atol=2e-6, err_msg=what)
 
 
-def _jitted_if_it_traces(before, after, args, kwargs):
-    """Both functions under `jax.jit` where the original traces as called: op-by-op runs of
-    the loop's copies cost most of this test's time, and the fix must keep the function
-    jittable. Where the original does not trace (Python values read as such), both run as
-    written."""
-    jitted = jax.jit(lambda *a: before(*a, **kwargs))
+def _bound_and_compiler(before, after, args, kwargs):
+    """Both functions with the example's keyword arguments bound, and how to compile a function
+    of them: `jax.jit` where the original traces as called (one compile per function and per
+    gradient instead of one per eager operation; the fix must keep the function jittable), else
+    run as written (Python values read as such)."""
+    bound = [lambda *a, f=f: f(*a, **kwargs) for f in (before, after)]
     try:
-        jitted.trace(*args)
+        jax.jit(bound[0]).trace(*args)
     except Exception:  # noqa: BLE001 - not traceable as called: compare the plain calls
-        return before, after, False
-    return jitted, jax.jit(lambda *a: after(*a, **kwargs)), True
+        return *bound, (lambda fn: fn)
+    return *bound, jax.jit
 
 
 @pytest.mark.parametrize(("code", "path"), FIXABLE, ids=IDS)
@@ -79,10 +79,9 @@ def test_fixed_code_computes_the_same_values_and_gradients(code, path):
     assert len(examples) >= 1
     differentiated: set[str] = set()
     for name, args, kwargs in examples:
-        before, after, jitted = _jitted_if_it_traces(getattr(original, name), getattr(rewritten, name), args, kwargs)
-        call = (lambda fn: fn) if jitted else (lambda fn: lambda *a: fn(*a, **kwargs))
-        expected = call(before)(*args)
-        actual = call(after)(*args)
+        before, after, compiled = _bound_and_compiler(getattr(original, name), getattr(rewritten, name), args, kwargs)
+        expected = compiled(before)(*args)
+        actual = compiled(after)(*args)
         _assert_same(expected, actual, f"{path.name}::{name}")
         # Gradients of a scalar reduction with respect to every float argument, once per
         # function (the values above are compared at every trip count the fixture gives).
@@ -91,13 +90,11 @@ def test_fixed_code_computes_the_same_values_and_gradients(code, path):
             continue
         differentiated.add(name)
 
-        def loss(fn):
+        def gradient(fn):
             def scalar(*a):
-                return sum(jnp.sum(jnp.sin(leaf)) for leaf in jax.tree_util.tree_leaves(call(fn)(*a)))
-            return scalar
+                return sum(jnp.sum(jnp.sin(leaf)) for leaf in jax.tree_util.tree_leaves(fn(*a)))
+            return compiled(jax.grad(scalar, argnums=argnums))
 
-        gradient = (lambda fn: jax.jit(jax.grad(loss(fn), argnums=argnums))) if jitted else (
-            lambda fn: jax.grad(loss(fn), argnums=argnums))
         try:
             grad_expected = gradient(before)(*args)
         except (TypeError, ValueError):
