@@ -103,3 +103,29 @@ def test_array_attributes_are_those_of_the_installed_jax() -> None:
 
     public = {name for name in dir(jax.Array) if not name.startswith("_")}
     assert public <= JAX_ARRAY_ATTRIBUTES, sorted(public - JAX_ARRAY_ATTRIBUTES)
+
+
+def test_a_count_computed_by_jax_runs_only_eagerly() -> None:
+    """The evidence of `kinds_array_valued_count.py`, checked on JAX: the method runs eagerly and
+    raises under `jit` (so the loop it leaves clean is never unrolled), and the same count in a
+    jitted function is reported as JLF003, not as a loop to scan."""
+    import importlib.util
+
+    import jax
+    import jax.numpy as jnp
+
+    path = RECALL / "kinds_array_valued_count.py"
+    spec = importlib.util.spec_from_file_location("kinds_array_valued_count", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    trajectory = module.Trajectory(jnp.arange(12.0).reshape(4, 3), jnp.array([1.0, jnp.inf, 2.0]))
+    assert trajectory.segments().shape == (9,)
+    with pytest.raises(jax.errors.ConcretizationTypeError):
+        jax.jit(lambda t: t.segments())(trajectory)
+
+    jitted = (
+        "import jax\nimport jax.numpy as jnp\n\n\n@jax.jit\ndef heads(x, mask):\n"
+        "    n = jnp.sum(mask)\n    out = []\n    for i in range(n):\n        out.append(x[i] * 2)\n    return out\n"
+    )
+    codes = [d.code for d in lint_text(jitted, "heads.py", Settings())]
+    assert codes == ["JLF003"], codes

@@ -401,6 +401,16 @@ class LoopPlanner:
         """`for i in range(n)` with `n` a tracer raises under the trace: JLF003 reports it."""
         if iteration is not None and iteration.trip.kind == "traced":
             return "its trip count is a traced value, which raises under a trace (JLF003 reports it)"
+        bound = _array_valued_bound(self.parsed, loop.iter, self.kinds)
+        if bound is not None:
+            # `n = min(jnp.sum(valid) + 1, cap)`: an array computed in the body of the function.
+            # `range` of it raises under a trace (`TracerIntegerConversionError`), and run eagerly
+            # the loop is host code: in neither case is it unrolled into a compiled program.
+            return (
+                f"its trip count `{shorten(self.parsed.code(bound), 40)}` is an array value "
+                f"({self.kinds.of(bound).why or 'computed by JAX'}): under a trace `range` of it raises, "
+                "so the loop is not unrolled (it runs only eagerly)"
+            )
         return None
 
     def array_axes(self, loop: cst.For, iteration: Iteration | None) -> str | None:
@@ -1615,6 +1625,19 @@ def _none_identity(node: cst.Comparison, names: set[str]) -> bool:
                 return True
         left = target.comparator
     return False
+
+
+def _array_valued_bound(parsed: ParsedModule, expr: cst.BaseExpression, kinds: ValueKinds) -> cst.BaseExpression | None:
+    """The argument of `range(...)` (also under `enumerate`/`zip`/`reversed`) whose kind is an
+    array computed by JAX (`jnp.sum(mask)`, `min(count + 1, cap)`), else None."""
+    if not isinstance(expr, cst.Call) or not isinstance(expr.func, (cst.Name, cst.Attribute)):
+        return None
+    qname = parsed.qualified_name(expr.func)
+    if qname == "builtins.range":
+        return next((a.value for a in expr.args if a.keyword is None and kinds.of(a.value).name == ARRAY), None)
+    if qname in ("builtins.enumerate", "builtins.zip", "builtins.reversed"):
+        return next((b for a in expr.args if (b := _array_valued_bound(parsed, a.value, kinds)) is not None), None)
+    return None
 
 
 def _is_range(parsed: ParsedModule, expr: cst.BaseExpression) -> bool:
