@@ -48,7 +48,8 @@ def check_package(dirs: list[Path], jobs: int) -> list[tuple[str, str, list[tupl
     The package is checked as one project (`api.check_paths`), so tracing is followed
     across its modules as `jaxloopfix check PACKAGE_DIR` would."""
     out = []
-    for result in api.check_paths(dirs, Settings(), jobs=jobs):
+    # Installed packages may lie under a git-ignored tree (pyenv's `versions/`): check them anyway.
+    for result in api.check_paths(dirs, Settings(respect_gitignore=False), jobs=jobs):
         if result.errors:
             detail = "; ".join(e.message for e in result.errors)
             status = "crash" if "internal error" in detail else "parse"

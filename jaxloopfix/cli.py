@@ -144,6 +144,10 @@ def main() -> None:
 @click.option("--show-files", is_flag=True, help="List the files that would be checked, and exit.")
 @click.option("--show-settings", is_flag=True, help="Print the settings the paths are checked with, and exit.")
 @click.option("--force-exclude", is_flag=True, help="Apply `exclude` to paths named on the command line too.")
+@click.option(
+    "--respect-gitignore/--no-respect-gitignore", default=None,
+    help="Skip files git ignores (default: on; overrides `respect-gitignore` in config).",
+)
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only: no summary, warnings or progress.")
 @click.option("-w", "--watch", is_flag=True, help="Check again whenever a checked file changes (Ctrl-C ends it).")
 @click.option(
@@ -181,6 +185,7 @@ def check(
     show_files: bool = False,
     show_settings: bool = False,
     force_exclude: bool = False,
+    respect_gitignore: bool | None = None,
     quiet: bool = False,
     color: str = "auto",
     watch: bool = False,
@@ -214,6 +219,8 @@ def check(
     from jaxloopfix.codes import RULE_NAMES
 
     settings = _override_codes(settings, select=select, ignore=ignore, extend_select=extend_select, known=list(RULE_NAMES))
+    if respect_gitignore is not None:
+        settings = replace(settings, respect_gitignore=respect_gitignore)
     names = dict(RULE_NAMES)
     if explain is not None:
         _explain(explain, settings, [Path(p) for p in paths if str(p) != "-"])

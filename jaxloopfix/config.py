@@ -2,7 +2,8 @@
 
 Keys (kebab-case, as in ruff): select, ignore, extend-select, exclude,
 extend-exclude, per-file-ignores, extra-traced-decorators,
-extra-traced-base-classes, min-trip-count, max-file-size, unroll, examples, x64.
+extra-traced-base-classes, min-trip-count, max-file-size, unroll, examples, x64,
+respect-gitignore.
 """
 
 from __future__ import annotations
@@ -38,6 +39,10 @@ class Settings:
     ignore: frozenset[str] = frozenset()
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
     extend_exclude: tuple[str, ...] = ()
+    # Skip what git ignores (`.gitignore` files, those above a walked directory included), as
+    # ruff's `respect-gitignore`: off to check code that lives in an ignored tree (a vendored
+    # copy, a library under a git-managed install such as pyenv's `versions/`).
+    respect_gitignore: bool = True
     per_file_ignores: tuple[tuple[str, frozenset[str]], ...] = ()
     # Qualified names of user decorators/wrappers that trace a function, e.g. "mylib.jit".
     extra_traced_decorators: tuple[str, ...] = ()
@@ -217,6 +222,7 @@ def _settings_from_table(table: dict, root: Path | None, source: Path | None) ->
         "select", "ignore", "extend-select", "exclude", "extend-exclude", "per-file-ignores",
         "extra-traced-decorators", "extra-traced-base-classes", "min-trip-count", "max-file-size", "unroll", "examples",
         "x64", "linear-recurrences", "max-context-file-size", "max-context-size", "format-fixes",
+        "respect-gitignore",
     }
     unknown = set(table) - known
     if unknown:
@@ -268,6 +274,10 @@ def _settings_from_table(table: dict, root: Path | None, source: Path | None) ->
         if not isinstance(value, dict) or not all(isinstance(v, str) and ":" in v for v in value.values()):
             raise ConfigError(f'`examples` must be a table of "module:function" = "module:factory", not {value!r}')
         settings = replace(settings, examples=tuple(value.items()))
+    if "respect-gitignore" in table:
+        if not isinstance(table["respect-gitignore"], bool):
+            raise ConfigError(f"`respect-gitignore` must be true or false, not {table['respect-gitignore']!r}")
+        settings = replace(settings, respect_gitignore=table["respect-gitignore"])
     if "x64" in table:
         if not isinstance(table["x64"], bool):
             raise ConfigError(f"`x64` must be true or false (whether the project runs with jax_enable_x64), not {table['x64']!r}")

@@ -308,7 +308,8 @@ def discover(paths: Sequence[Path | str], settings: Settings, *, leave_out: Abst
     settings: the user asked for it. A directory is walked recursively in sorted
     order, keeping `*.py` files and skipping hidden directories, `settings.is_excluded`
     paths and whatever git ignores there (`IgnoreFiles`: nested `.gitignore` files, those
-    above it up to the repository's top, and `.git/info/exclude`).
+    above it up to the repository's top, and `.git/info/exclude`) unless
+    `settings.respect_gitignore` is off.
     Symlinked directories are not followed (no cycles). Each file appears once.
     `leave_out`: resolved paths (`realpath`) of files the caller has already.
     """
@@ -342,7 +343,7 @@ def _walk(root: Path, settings: Settings) -> list[tuple[str, str | None]]:
     entry's resolved path is the resolved root joined with its relative parts, and its
     path relative to the project (what excludes match) that of the root joined with them:
     the walk works on strings, and `discover` makes a `Path` only of each file it keeps."""
-    ignored = IgnoreFiles(root)
+    ignored = IgnoreFiles(root) if settings.respect_gitignore else None
     # An excluded root was still asked for by name: judge only what lies below it.
     below = replace(settings, project_root=root) if settings.is_excluded(root) else settings
     base = os.path.realpath(root)
@@ -374,7 +375,7 @@ def _walk(root: Path, settings: Settings) -> list[tuple[str, str | None]]:
                 excluded = below.is_excluded(Path(entry.path), None if resolved is None else Path(resolved))
             else:
                 excluded = below.excludes(prefix[0] + rel, (*prefix[1], *rel_parts))
-            if excluded or ignored.is_ignored(os.path.join(base, *parts), name, is_dir=is_dir):
+            if excluded or (ignored is not None and ignored.is_ignored(os.path.join(base, *parts), name, is_dir=is_dir)):
                 continue
             if is_dir:
                 stack.append((entry.path, rel_parts))

@@ -432,6 +432,30 @@ def test_ignore_files_as_git_reads_them(tmp_path: Path, monkeypatch: pytest.Monk
         assert files.exit_code == 0 and files.stdout.split() == shown, (where, files.output)
 
 
+def test_a_library_in_an_ignored_tree_is_checked_with_no_respect_gitignore(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A package installed under a git-ignored directory (pyenv's `versions/`, a vendored copy):
+    git's ignore files hide it from a walk, as ruff's do; `--no-respect-gitignore` (or
+    `respect-gitignore = false` in `[tool.jaxloopfix]`) checks it, and finds its loop."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitignore").write_text("/versions/\n")
+    lib = tmp_path / "versions" / "lib" / "site-packages" / "steps"
+    lib.mkdir(parents=True)
+    (lib / "rnn.py").write_text(
+        "import jax\nimport jax.numpy as jnp\n\n\n@jax.jit\ndef run(xs, w):\n    h = jnp.zeros(xs.shape[1:])\n"
+        "    for t in range(xs.shape[0]):\n        h = jnp.tanh(w @ h + xs[t])\n    return h\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    assert run("--show-files", str(lib)).stdout.split() == []
+    assert run("--show-files", "--no-respect-gitignore", str(lib)).stdout.split() == [str(lib / "rnn.py")]
+    checked = run("--output-format", "concise", "--no-respect-gitignore", str(lib))
+    assert checked.exit_code == 1 and "rnn.py:8:5: JLF002" in checked.stdout, checked.output
+    (lib / "pyproject.toml").write_text("[tool.jaxloopfix]\nrespect-gitignore = false\n")
+    assert run("--show-files", str(lib)).stdout.split() == [str(lib / "rnn.py")]
+    assert run("--show-files", "--respect-gitignore", str(lib)).stdout.split() == []
+
+
 def test_messages_say_each_thing_once_and_name_it(tmp_path: Path) -> None:
     """A refusal is said once in `full` output (the note, not also the headline); an unsafe fix
     is one headline with one line per assumption and "`jaxloopfix verify` settles" once; a loop

@@ -3,7 +3,7 @@
     python benchmarks/oracle/score.py --labels benchmarks/oracle/labels.jsonl \
         --roots RUNS/merged.roots.json [--results benchmarks/oracle/results.md]
 
-Runs `jaxloopfix check --no-cache --output-format json --exit-zero --unsafe-fixes ROOT` on each
+Runs `jaxloopfix check --no-cache --no-respect-gitignore --output-format json --exit-zero --unsafe-fixes ROOT` on each
 root that has labelled loops. A loop counts as reported when a diagnostic with a code JLF001..
 JLF006 starts inside it (header line .. last body line) and no loop nested inside it holds that
 line: a diagnostic belongs to the innermost loop around it, so a flagged inner loop does not make
@@ -48,7 +48,8 @@ def innermost(spans: list[tuple[int, int]], row: int) -> int | None:
 def run_check(root: str) -> tuple[list[dict], float]:
     t0 = time.time()
     proc = subprocess.run(
-        ["jaxloopfix", "check", "--no-cache", "--output-format", "json", "--exit-zero", "--unsafe-fixes", root],
+        ["jaxloopfix", "check", "--no-cache", "--no-respect-gitignore", "--output-format", "json", "--exit-zero",
+         "--unsafe-fixes", root],
         capture_output=True, text=True,
     )
     try:
