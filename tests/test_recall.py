@@ -129,3 +129,28 @@ def test_a_count_computed_by_jax_runs_only_eagerly() -> None:
     )
     codes = [d.code for d in lint_text(jitted, "heads.py", Settings())]
     assert codes == ["JLF003"], codes
+
+
+def test_products_over_containers_do_not_grow_with_the_array_and_products_of_ranges_do() -> None:
+    """The evidence of `kinds_product_of_containers.py` (clean) and `kinds_product_of_ranges.py`
+    (reported), checked on JAX: the traced program of the first has the same size for a 3x4
+    and a 30x40 image (its steps are the cell's corners), the second's grows with the pixels."""
+    import importlib.util
+
+    import jax
+    import jax.numpy as jnp
+
+    def load(name: str):  # noqa: ANN202 - a fixture module
+        spec = importlib.util.spec_from_file_location(name, RECALL / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    def size(func, *args) -> int:  # noqa: ANN001 - the jitted function's own program
+        return len(jax.make_jaxpr(func.__wrapped__)(*args).jaxpr.eqns)
+
+    corners = load("kinds_product_of_containers").bilinear
+    point = jnp.array([0.5, 1.25])
+    assert size(corners, jnp.ones((3, 4)), point) == size(corners, jnp.ones((30, 40)), point)
+    pixels = load("kinds_product_of_ranges").pixel_sum
+    assert size(pixels, jnp.ones((6, 8))) > 10 * size(pixels, jnp.ones((1, 2)))

@@ -24,7 +24,7 @@ from jaxloopfix.analysis.names import Flow, assigned_names, block_flow, loads, p
 from jaxloopfix.analysis.plan import Accumulator, Carry, LoopPlan, Sequence
 from jaxloopfix.analysis.source import ParsedModule, descendants, shorten
 from jaxloopfix.analysis.traced import TracedFunction
-from jaxloopfix.analysis.value_kinds import ADDS, ARRAY, TRACED, Kind, ValueKinds
+from jaxloopfix.analysis.value_kinds import ADDS, ARRAY, COMBINATIONS, CONTAINER, TRACED, Kind, ValueKinds
 
 GROWING = frozenset(
     {"concatenate", "append", "hstack", "vstack", "column_stack", "row_stack", "dstack", "pad", "insert", "block",
@@ -430,6 +430,8 @@ class LoopPlanner:
         if evidence is not None and BOUND_TO_CONTAINER in evidence and self._counter_reads_rows(loop) is not None:
             return None  # `for k, (slot, _) in enumerate(slots): out[slot] = rows[k]`: a local list of Python values
         if evidence is None and iteration is None and isinstance(loop.target, (cst.Tuple, cst.List)):
+            if _is_range(self.parsed, loop.iter):
+                return None  # `for i, j in itertools.product(range(h), range(w))`: ints, which may index rows
             if self._counter_reads_rows(loop) is not None:
                 return None  # `for i, (x, y) in enumerate(batches): ... keys[i]`: it steps over array rows too
             evidence = (
@@ -475,6 +477,29 @@ class LoopPlanner:
             if reads & derived and self.kinds.of(node.value).name in (ARRAY, TRACED):
                 return self.parsed.code(node)
         return None
+
+    def combined_items(self, loop: cst.For, iteration: Iteration | None) -> str | None:
+        """Kinds: `itertools.product(*per_axis)` over Python containers of arrays (interpolation
+        corners, pairs of layers): each step takes one combination of items built before the
+        loop, a static structure, not a step along an array axis. Products of `range`s are
+        left to the other rows (their ints may index an array), as are products of arrays."""
+        it = loop.iter
+        while isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value in ("enumerate", "reversed") and it.args:
+            it = it.args[0].value
+        if not isinstance(it, cst.Call) or not isinstance(it.func, (cst.Name, cst.Attribute)) \
+                or self.parsed.qualified_name(it.func) not in COMBINATIONS or _is_range(self.parsed, it):
+            return None
+        kind = self.kinds.of(it)
+        if kind.name != CONTAINER or kind.item is None or kind.item.name != CONTAINER:
+            return None
+        element = kind.item.item
+        if element is None or element.name not in (ARRAY, CONTAINER):
+            return None
+        return (
+            f"it iterates `{shorten(self.parsed.code(it), 40)}`, tuples combining items of Python containers "
+            f"(of {'arrays' if element.name == ARRAY else 'Python containers'}): each step is one combination, "
+            "not a step along an array axis"
+        )
 
     def python_items(self, loop: cst.For, iteration: Iteration | None) -> str | None:
         """Kinds: it iterates a Python value whose items are Python values (a static argument's
@@ -1541,6 +1566,7 @@ SKIP_RULES: tuple[Callable[[LoopPlanner, cst.For, Iteration | None], str | None]
     LoopPlanner.untraced_branch,
     LoopPlanner.python_container,
     LoopPlanner.python_items,
+    LoopPlanner.combined_items,
     LoopPlanner.python_body,
     LoopPlanner.python_values,
     LoopPlanner.items_may_be_none,
@@ -1647,7 +1673,8 @@ def _is_range(parsed: ParsedModule, expr: cst.BaseExpression) -> bool:
     qname = parsed.qualified_name(expr.func)
     if qname == "builtins.range":
         return True
-    if qname in ("builtins.enumerate", "builtins.zip", "builtins.reversed", "builtins.list", "builtins.tuple"):
+    if qname in ("builtins.enumerate", "builtins.zip", "builtins.reversed", "builtins.list", "builtins.tuple") \
+            or qname in COMBINATIONS:
         return any(_is_range(parsed, a.value) for a in expr.args)
     return False
 

@@ -112,6 +112,9 @@ def combine(a: Kind, b: Kind) -> Kind:
 STATIC_BUILTINS = frozenset({"len", "int", "float", "bool", "str", "repr", "round", "isinstance", "hasattr", "callable",
                              "type", "id", "hash", "format", "ord", "chr"})
 # Conversions to Python numbers: Python values only of Python values (of a tracer they raise).
+# `itertools` functions whose items are tuples combining the items of their arguments.
+COMBINATIONS = frozenset({"itertools.product", "itertools.permutations", "itertools.combinations",
+                          "itertools.combinations_with_replacement"})
 CONVERSIONS = frozenset({"int", "float", "bool", "complex", "round"})
 # Builtins that keep their arguments' kind (`max(a, b)`, `abs(n)`).
 SAME_KIND_BUILTINS = frozenset({"max", "min", "abs", "sum", "divmod", "pow"})
@@ -405,6 +408,8 @@ class ValueKinds:
                     item = join(item, self.of(arg).items())
                 return Kind(CONTAINER, Kind(CONTAINER, item or UNKNOWN_KIND), why=shown)
             return UNKNOWN_KIND
+        if qname in COMBINATIONS:
+            return Kind(CONTAINER, Kind(CONTAINER, self._combined_element(expr), why=shown), why=shown)
         if qname is not None and qname.startswith(ARRAY_MODULES):
             last = qname.rsplit(".", 1)[-1]
             if last in STATIC_RESULTS:
@@ -431,6 +436,24 @@ class ValueKinds:
         if isinstance(func, cst.Attribute) and func.attr.value in ARRAY_ONLY_METHODS and self.of(func.value).name == TRACED:
             return Kind(ARRAY, why=shown)  # `events.reshape(...)`: a traced argument with an array's method is one
         return UNKNOWN_KIND
+
+    def _combined_element(self, call: cst.Call) -> Kind:
+        """The kind of what the tuples of `itertools.product(a, b)` (or `product(*per_axis)`)
+        hold: the items of their sources, when every source is a Python container (of
+        containers, for a starred one); else unknown (a product of arrays steps over rows)."""
+        element: Kind | None = None
+        for arg in call.args:
+            if arg.keyword is not None:
+                continue  # `repeat=2`, `r=2`: a count
+            source = self.of(arg.value)
+            if arg.star == "*":
+                if source.name != CONTAINER or source.items().name != CONTAINER:
+                    return UNKNOWN_KIND
+                source = source.items()
+            elif source.name != CONTAINER:
+                return UNKNOWN_KIND
+            element = join(element, source.items())
+        return element or UNKNOWN_KIND
 
     def _comprehension_kind(self, comp: cst.BaseComp, element: cst.BaseExpression) -> Kind:
         saved = dict(self.env)
