@@ -420,8 +420,30 @@ class LoopPlanner:
         return None
 
     def untraced_branch(self, loop: cst.For, iteration: Iteration | None) -> str | None:
-        """The eager fallback under `if config.disable_jit.value:`, or a function that renders text."""
-        return self._jit_disabled_branch(loop) or self._renders_text()
+        """The eager fallback under `if config.disable_jit.value:`, a function that renders text,
+        or a loop that shows a progress bar."""
+        return self._jit_disabled_branch(loop) or self._renders_text() or self._progress_bar(loop)
+
+    def _progress_bar(self, loop: cst.For) -> str | None:
+        """`for _ in tqdm(range(n_tokens)):` in a function traced only by being reached (a call,
+        a module's method): a progress bar reports steps as they run, one at a time, so the loop
+        runs on the host, each step calling compiled code (sampling, generation, evaluation).
+        Under a transform applied to the function itself the bar would tick at trace time only,
+        and the loop is judged as any other."""
+        if self.traced.transformed:
+            return None
+        it = loop.iter
+        while isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value in ("enumerate", "zip", "reversed") and it.args:
+            it = it.args[0].value
+        if not isinstance(it, cst.Call) or not isinstance(it.func, (cst.Name, cst.Attribute)):
+            return None
+        qname = self.parsed.qualified_name(it.func) or ""
+        if qname.split(".", 1)[0] in PROGRESS_MODULES or qname in PROGRESS_FUNCTIONS:
+            return (
+                f"it steps through a progress bar (`{shorten(self.parsed.code(it.func), 30)}`), which shows steps as they "
+                "run: a host loop, each step calling compiled code (no transform applies to the function itself)"
+            )
+        return None
 
     def python_container(self, loop: cst.For, iteration: Iteration | None) -> str | None:
         """Layers, parameters, dict entries, pytree leaves, literals (`ContainerEvidence.iterable`),
@@ -1575,6 +1597,10 @@ SKIP_RULES: tuple[Callable[[LoopPlanner, cst.For, Iteration | None], str | None]
     LoopPlanner.logarithmic_steps,
     LoopPlanner.structured_body,
 )
+
+# Progress bars: a loop stepping through one runs on the host (`_progress_bar`).
+PROGRESS_MODULES = frozenset({"tqdm", "alive_progress", "progressbar", "click.progressbar"})
+PROGRESS_FUNCTIONS = frozenset({"rich.progress.track", "click.progressbar", "keras.utils.Progbar"})
 
 # Calls whose result grows as the logarithm of their argument.
 LOGARITHMS = frozenset({"log2", "log", "log10", "bit_length", "frexp"})
