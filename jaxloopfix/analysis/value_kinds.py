@@ -111,10 +111,10 @@ def combine(a: Kind, b: Kind) -> Kind:
 # Builtins whose result is a Python value whatever they are given (or that raise under a trace).
 STATIC_BUILTINS = frozenset({"len", "int", "float", "bool", "str", "repr", "round", "isinstance", "hasattr", "callable",
                              "type", "id", "hash", "format", "ord", "chr"})
-# Conversions to Python numbers: Python values only of Python values (of a tracer they raise).
 # `itertools` functions whose items are tuples combining the items of their arguments.
 COMBINATIONS = frozenset({"itertools.product", "itertools.permutations", "itertools.combinations",
                           "itertools.combinations_with_replacement"})
+# Conversions to Python numbers: Python values only of Python values (of a tracer they raise).
 CONVERSIONS = frozenset({"int", "float", "bool", "complex", "round"})
 # Builtins that keep their arguments' kind (`max(a, b)`, `abs(n)`).
 SAME_KIND_BUILTINS = frozenset({"max", "min", "abs", "sum", "divmod", "pow"})
@@ -290,7 +290,11 @@ class ValueKinds:
         if isinstance(expr, cst.Call):
             return self._call(expr)
         if isinstance(expr, cst.BinaryOperation):
-            return combine(self.of(expr.left), self.of(expr.right))
+            kind = combine(self.of(expr.left), self.of(expr.right))
+            code = self.parsed.code(expr)
+            if kind.name == ARRAY and len(code) < 40:
+                return Kind(ARRAY, why=f"`{code}`")  # the operation itself, not where its first array came from
+            return kind
         if isinstance(expr, cst.UnaryOperation):
             return self.of(expr.expression)
         if isinstance(expr, (cst.Comparison, cst.BooleanOperation)):
