@@ -425,3 +425,39 @@ def test_private_jax_spellings_are_the_public_objects() -> None:
     assert checked >= 10
     assert public_name("jax._src.api.DontWant") is None  # a private helper keeps its spelling
     assert public_name("jax._src.api.map") is None  # Python's `map`, imported there
+
+
+CHOSEN_COUNT = """
+import jax
+import jax.numpy as jnp
+from functools import partial
+
+
+@partial(jax.jit, static_argnums=(1, 2))
+def smooth(u, h, wide):
+    table = {{3: 1, 5: 2}}
+    n = {count}
+    for _ in range(n):
+        u = u + 0.1 * (jnp.roll(u, 1) - u)
+    return u
+"""
+
+
+@pytest.mark.parametrize(
+    ("count", "codes"),
+    [
+        ("table.get(h, 3)", []),  # one of 1, 2, 3
+        ("table[h] - 1", []),  # at most 1
+        ("4 if wide else 2", []),
+        ("2 * table.get(h, 3) + 1", ["JLF002"]),  # at most 7: not a few steps
+        ("10 - table[h]", ["JLF002"]),  # a chosen value subtracted: no bound
+        ("{1: 2, 2: -1}[h]", ["JLF002"]),  # a negative choice: not a count
+        ("{**table, 7: 3}[h]", ["JLF002"]),  # entries not all seen
+    ],
+)
+def test_a_count_chosen_from_literals_is_bounded_by_the_largest(count: str, codes: list[str]) -> None:
+    """A count looked up in a literal table or chosen by `if`/`else` between literals is at most
+    its largest choice: below min-trip-count the loop is a small static unroll; arithmetic keeps
+    the bound only where it can (adding, multiplying, subtracting a literal)."""
+    found = [d.code for d in lint_text(CHOSEN_COUNT.format(count=count), "c.py", Settings()) if d.code.startswith("JLF00")]
+    assert [c for c in found if c in ("JLF001", "JLF002")] == codes, found

@@ -16,7 +16,8 @@ from jaxloopfix.analysis.traced import TracedFunction, is_generator
 
 @dataclass
 class TripCount:
-    """How a trip count is known: "literal"/"constant" (value known), "shape" (an array
+    """How a trip count is known: "literal"/"constant" (value known), "bounded" (one of known
+    literals; `value` is the largest), "shape" (an array
     length), "static" (a static argument, an attribute such as `cfg.num_steps`, the length of
     a value not proven to be an array), "traced" (a traced argument), "ndim" (a rank), "unknown"."""
 
@@ -176,6 +177,11 @@ class IterationAnalyzer:
             return TripCount("unknown")
         if isinstance(expr, cst.Integer):
             return TripCount("literal", int(expr.evaluated_value))
+        choices = self._literal_choices(expr, depth)
+        if choices is not None:
+            # `{3: 1, 5: 2}.get(self.height, 3)`, `4 if wide else 2`: one of known ints, whichever is
+            # chosen; the largest bounds the count (a count is never negative, or it is unknown).
+            return TripCount("bounded", max(choices)) if min(choices) >= 0 else TripCount("unknown")
         if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
             inner = self.trip_count(expr.expression, depth + 1)
             return TripCount(inner.kind, -inner.value if inner.value is not None else None)
@@ -234,6 +240,16 @@ class IterationAnalyzer:
             for kind in ("traced", "ndim", "container"):
                 if kind in (left.kind, right.kind):
                     return TripCount(kind)
+            if "bounded" in (left.kind, right.kind):
+                # At most `n`: so is `n - 1`, `n + 1`, `2 * n`, `n // 2` (the exact operand
+                # non-negative); a bounded value subtracted or divided by gives no bound.
+                exact = right if left.kind == "bounded" else left
+                monotone = isinstance(expr.operator, (cst.Add, cst.Multiply)) or (
+                    left.kind == "bounded" and isinstance(expr.operator, (cst.Subtract, cst.FloorDivide)))
+                if monotone and exact.kind in ("literal", "constant") and exact.value is not None and exact.value >= 0 \
+                        and (value := _arith(expr.operator, left.value, right.value)) is not None:  # type: ignore[arg-type]
+                    return TripCount("bounded", value)
+                return TripCount("unknown")
             if left.value is not None and right.value is not None:
                 value = _arith(expr.operator, left.value, right.value)
                 if value is not None:
@@ -244,6 +260,35 @@ class IterationAnalyzer:
                     return TripCount(kind if kind in ("shape", "static") else "unknown")
             return TripCount("unknown")
         return TripCount("unknown")
+
+    def _literal_choices(self, expr: cst.BaseExpression, depth: int) -> list[int] | None:
+        """The ints `expr` is one of, when each is a literal: a lookup in a dict literal (or a
+        local name bound once to one) with `[key]` or `.get(key, default)` and int values, or a
+        conditional expression between such values; else None."""
+        if isinstance(expr, cst.IfExp):
+            body, orelse = self.trip_count(expr.body, depth + 1), self.trip_count(expr.orelse, depth + 1)
+            if body.kind in ("literal", "bounded") and orelse.kind in ("literal", "bounded"):
+                return [body.value, orelse.value]  # type: ignore[list-item]
+            return None
+        table: cst.BaseExpression | None = None
+        extra: list[cst.BaseExpression] = []
+        if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
+            table = expr.value
+        elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "get" \
+                and len(expr.args) == 2 and all(a.keyword is None and not a.star for a in expr.args):
+            table, extra = expr.func.value, [expr.args[1].value]
+        if isinstance(table, cst.Name):
+            bound = self._local_values.get(table.value)
+            table = bound[0] if bound and len(bound) == 1 and isinstance(bound[0], cst.Dict) else None
+        if not isinstance(table, cst.Dict) or not table.elements:
+            return None
+        values = [e.value for e in table.elements if isinstance(e, cst.DictElement)]
+        if len(values) != len(table.elements):
+            return None  # `{**base, ...}`: entries not all seen
+        ints = [self.trip_count(v, depth + 1) for v in [*values, *extra]]
+        if any(t.kind not in ("literal", "bounded") for t in ints):
+            return None
+        return [t.value for t in ints]  # type: ignore[misc]
 
     def _assigned_trip(self, value: cst.BaseExpression | str, depth: int) -> TripCount:
         if value == "shape-unpack":
@@ -358,7 +403,12 @@ class IterationAnalyzer:
             lo = trips[0].value if start is not None else 0
             hi = trips[-1].value
             count = len(range(lo, hi, step))  # type: ignore[arg-type]
-            trip = TripCount("literal", count)
+            if trips[-1].kind == "bounded" and step > 0 and (start is None or trips[0].kind != "bounded"):
+                trip = TripCount("bounded", count)  # the stop is at most `hi`: so is the count
+            elif any(t.kind == "bounded" for t in trips):
+                trip = TripCount("unknown")
+            else:
+                trip = TripCount("literal", count)
         else:
             trip = TripCount(next((t.kind for t in trips if t.value is None), "unknown"))
         if step < 0:

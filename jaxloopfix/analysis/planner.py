@@ -608,7 +608,8 @@ class LoopPlanner:
             return None  # a header it does not recognise has no known count
         trip = iteration.trip
         if trip.value is not None and trip.value < self.min_trip_count:
-            return f"its trip count is {trip.value}, below min-trip-count ({self.min_trip_count}): a small static unroll"
+            count = f"at most {trip.value} (one of the literal ints it is looked up or chosen from)" if trip.kind == "bounded" else trip.value
+            return f"its trip count is {count}, below min-trip-count ({self.min_trip_count}): a small static unroll"
         return None
 
     def logarithmic_steps(self, loop: cst.For, iteration: Iteration | None) -> str | None:
