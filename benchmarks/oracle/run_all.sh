@@ -235,20 +235,40 @@ if want optimistix2; then
     --root lineax="$VSP/lineax" --root lineax-tests="$SRC/lineax/tests" --root equinox="$SP/equinox" --root jax="$SP/jax" -- \
     $PY "$HERE/drive_pytest.py" --one-per-test 450 25 tests > "$RUNS/lineax2.log" 2>&1
 fi
-if want jaxtests; then
-  # JAX's own tests at tag jax-v0.10.2 (tests/ of the checkout; they import the installed jax, so
-  # ORACLE_PY may be any python with jax 0.10.2): the first case of each test function, 30 s a file,
-  # the files that exercise numerics (jax.numpy, lax, linalg, scipy, random, nn, sparse, experimental)
-  $REC --out "$RUNS/jaxtests" --cwd "$SRC/jax" --timeout 960 --root jax="$SP/jax" --root jax-tests="$SRC/jax/tests" -- \
-    $PY "$HERE/drive_pytest.py" --one-per-test 900 30 tests/lax_numpy_test.py tests/lax_numpy_indexing_test.py \
-      tests/lax_numpy_reducers_test.py tests/lax_numpy_operators_test.py tests/lax_numpy_einsum_test.py \
-      tests/lax_numpy_ufuncs_test.py tests/lax_numpy_setops_test.py tests/lax_numpy_vectorize_test.py tests/lax_test.py \
-      tests/lax_autodiff_test.py tests/lax_control_flow_test.py tests/lax_vmap_test.py tests/linalg_test.py \
-      tests/fft_test.py tests/image_test.py tests/nn_test.py tests/random_lax_test.py tests/lax_scipy_test.py \
-      tests/lax_scipy_special_functions_test.py tests/lax_scipy_sparse_test.py tests/scipy_ndimage_test.py \
-      tests/scipy_signal_test.py tests/scipy_stats_test.py tests/scipy_optimize_test.py tests/scipy_interpolate_test.py \
-      tests/scipy_spatial_test.py tests/scipy_fft_test.py tests/polynomial_test.py tests/qdwh_test.py tests/svd_test.py \
-      tests/eigh_test.py tests/lobpcg_test.py tests/ode_test.py tests/jet_test.py tests/stax_test.py \
-      tests/optimizers_test.py tests/sparse_test.py tests/checkify_test.py > "$RUNS/jaxtests.log" 2>&1
+if want numerics; then
+  # ott-jax 0.6.0, interpax, quadax and jaxlie 1.5.0 (pip install ott-jax interpax quadax jaxlie with the
+  # constraints file) driven by their own tests (checkouts of those versions' tests/, or HEAD where the
+  # snapshot has no tag of the installed version): the first case of each test function, 30 s a file
+  for lib in ott:ott interpax:interpax quadax:quadax jaxlie:jaxlie; do
+    name=${lib%%:*}; pkg=${lib##*:}
+    $REC --out "$RUNS/$name" --cwd "$SRC/$name" --timeout 460 \
+      --root "$pkg=$VSP/$pkg" --root "$name-tests=$SRC/$name/tests" --root jax="$SP/jax" -- \
+      $PY "$HERE/drive_pytest.py" --one-per-test 420 30 tests > "$RUNS/$name.log" 2>&1
+  done
+fi
+if want numerics2; then
+  # e3nn-jax 0.21.0 (its loops over irreps), evosax 0.3.2 and sympy2jax (pip install e3nn-jax evosax
+  # sympy2jax with the constraints file; tests/ of the 0.21.0 tag, of HEAD for the other two), and
+  # equinox's own tests again (all files, first case of each test function), 30 s a file
+  for lib in e3nn:e3nn_jax evosax:evosax sympy2jax:sympy2jax; do
+    name=${lib%%:*}; pkg=${lib##*:}
+    $REC --out "$RUNS/$name" --cwd "$SRC/$name" --timeout 400 \
+      --root "$pkg=$VSP/$pkg" --root "$name-tests=$SRC/$name/tests" --root jax="$SP/jax" -- \
+      $PY "$HERE/drive_pytest.py" --one-per-test 360 30 tests > "$RUNS/$name.log" 2>&1
+  done
+  $REC --out "$RUNS/equinox3" --cwd "$SRC/equinox" --timeout 560 \
+    --root equinox="$SP/equinox" --root equinox-tests="$SRC/equinox/tests" --root jax="$SP/jax" -- \
+    $PY "$HERE/drive_pytest.py" --one-per-test 520 30 tests -- --deselect tests/test_onnx.py > "$RUNS/equinox3.log" 2>&1
+fi
+if want numpyro3; then
+  # every numpyro test file, the first case of each test function (the earlier numpyro stages ran
+  # whole files, which spend their time on one function's parametrizations), 30 s a file
+  $REC --out "$RUNS/numpyro3" --cwd "$SRC/numpyro" --timeout 960 \
+    --root numpyro="$VSP/numpyro" --root numpyro-tests="$SRC/numpyro/test" --root jax="$SP/jax" -- \
+    $PY "$HERE/drive_pytest.py" --one-per-test 900 30 test > "$RUNS/numpyro3.log" 2>&1
+  # the files the first pass (name order, time-limited) did not reach
+  $REC --out "$RUNS/numpyro4" --cwd "$SRC/numpyro" --timeout 660 \
+    --root numpyro="$VSP/numpyro" --root numpyro-tests="$SRC/numpyro/test" --root jax="$SP/jax" -- \
+    $PY "$HERE/drive_pytest.py" --one-per-test 600 30 test/infer/test_ensemble_util.py test/infer/test_external_helpers.py test/infer/test_gradient.py test/infer/test_hmc_gibbs.py test/infer/test_hmc_util.py test/infer/test_importance.py test/infer/test_infer_util.py test/infer/test_inspect.py test/infer/test_mcmc.py test/infer/test_reparam.py test/infer/test_svi.py test/ops/test_indexing.py test/ops/test_provenance.py test/pyroapi/test_pyroapi.py test/test_compile.py test/test_constraints.py test/test_diagnostics.py test/test_distributions.py test/test_distributions_mixture.py test/test_distributions_util.py test/test_example_utils.py test/test_examples.py test/test_flows.py test/test_gof.py test/test_handlers.py test/test_model_rendering.py test/test_nn.py test/test_optimizers.py test/test_pickle.py test/test_transforms.py test/test_util.py  > "$RUNS/numpyro4.log" 2>&1
 fi
 $PY "$HERE/record.py" merge "$RUNS"/*/ -o "$RUNS/merged.jsonl"

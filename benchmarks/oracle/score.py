@@ -87,6 +87,13 @@ def main() -> None:
     ns = ap.parse_args()
     labels = [json.loads(l) for l in open(ns.labels, encoding="utf-8") if l.strip()]
     roots = json.loads(Path(ns.roots).read_text())
+    # A root whose sources are not on this machine cannot be checked: its loops are left out
+    # (and counted as such), never counted as clean.
+    absent = sorted({r["root"] for r in labels if r["root"] not in roots})
+    unsourced = [r for r in labels if r["root"] not in roots]
+    labels = [r for r in labels if r["root"] in roots]
+    if absent:
+        print(f"[score] no sources for {', '.join(absent)}: {len(unsourced)} labelled loops left out", file=sys.stderr)
     used = sorted({r["root"] for r in labels})
     if ns.diagnostics:
         diags_by_root = json.loads(Path(ns.diagnostics).read_text())
@@ -156,7 +163,8 @@ def main() -> None:
         "execution raised are not scored.", "",
         f"- jaxloopfix: {tool_version()}",
         f"- traced loops: {len(labels)} ({len(scored)} scored, {len(steps)} static-steps, "
-        f"{sum(1 for r in labels if r['label'] == 'raises')} raised only)",
+        f"{sum(1 for r in labels if r['label'] == 'raises')} raised only)"
+        + (f"; {len(unsourced)} more left out, their sources not on this machine ({', '.join(absent)})" if absent else ""),
         f"- **array-row loops reported: {pct(len(hit), len(arr))}**",
         f"- **clean loops left clean: {pct(len(clean) - len(flags), len(clean))}**",
         f"- **static-steps loops (in neither percentage): {len(steps)}, reported by the tool: {len(steps_hit)}**",
