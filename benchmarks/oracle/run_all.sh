@@ -260,6 +260,14 @@ if want numerics2; then
     --root equinox="$SP/equinox" --root equinox-tests="$SRC/equinox/tests" --root jax="$SP/jax" -- \
     $PY "$HERE/drive_pytest.py" --one-per-test 520 30 tests -- --deselect tests/test_onnx.py > "$RUNS/equinox3.log" 2>&1
 fi
+if want diffrax3; then
+  # diffrax 0.7.2's tests (the checkout; they import it, so it is the measured root), the first case
+  # of each test function, 20 s a file (the run labels.jsonl holds; `equinox2` ran whole files)
+  $REC --out "$RUNS/diffrax2" --cwd "$SRC/diffrax" --timeout 330 \
+    --root diffrax="$SRC/diffrax/diffrax" --root diffrax-tests="$SRC/diffrax/test" \
+    --root lineax="$VSP/lineax" --root optimistix="$VSP/optimistix" --root equinox="$SP/equinox" --root jax="$SP/jax" -- \
+    $PY "$HERE/drive_pytest.py" --one-per-test 300 20 test > "$RUNS/diffrax2.log" 2>&1
+fi
 if want numpyro3; then
   # every numpyro test file, the first case of each test function (the earlier numpyro stages ran
   # whole files, which spend their time on one function's parametrizations), 30 s a file
