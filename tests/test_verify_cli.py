@@ -130,6 +130,7 @@ def test_check_fix_verify_applies_only_verified_fixes(tmp_path, monkeypatch):
     assert "opaque" in result.output and "left unfixed" in result.output
 
 
+@pytest.mark.slow  # timed end-to-end `--tune` runs (25 worker-s): `-m slow`
 def test_tune_unroll_reports_a_choice_among_the_candidates(tmp_path, monkeypatch):
     path = _copy(tmp_path, "seed_rnn")
     monkeypatch.chdir(tmp_path)
@@ -253,6 +254,7 @@ def smooth(xs: jax.Array):
 '''
 
 
+@pytest.mark.slow  # timed end-to-end `--tune` runs (25 worker-s): `-m slow`
 def test_tune_measures_the_associative_form_of_a_linear_recurrence(tmp_path, monkeypatch):
     """For `h = a * h + b`, `--tune` also measures `lax.associative_scan`, checked equal to
     the loop on the same inputs before it may be chosen, and says what it chose and why."""
