@@ -432,9 +432,7 @@ class LoopPlanner:
         and the loop is judged as any other."""
         if self.traced.transformed:
             return None
-        it = loop.iter
-        while isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value in ("enumerate", "zip", "reversed") and it.args:
-            it = it.args[0].value
+        it = _unwrapped(loop.iter, ("enumerate", "zip", "reversed"))
         if not isinstance(it, cst.Call) or not isinstance(it.func, (cst.Name, cst.Attribute)):
             return None
         qname = self.parsed.qualified_name(it.func) or ""
@@ -505,9 +503,7 @@ class LoopPlanner:
         corners, pairs of layers): each step takes one combination of items built before the
         loop, a static structure, not a step along an array axis. Products of `range`s are
         left to the other rows (their ints may index an array), as are products of arrays."""
-        it = loop.iter
-        while isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value in ("enumerate", "reversed") and it.args:
-            it = it.args[0].value
+        it = _unwrapped(loop.iter, ("enumerate", "reversed"))
         if not isinstance(it, cst.Call) or not isinstance(it.func, (cst.Name, cst.Attribute)) \
                 or self.parsed.qualified_name(it.func) not in COMBINATIONS or _is_range(self.parsed, it):
             return None
@@ -543,10 +539,7 @@ class LoopPlanner:
         A row of an array is never `None`, so the items are Python values (optional sizes,
         gradients some of which are absent): a Python container, not steps along an axis. So
         does `if name in ext.keys():`: a traced row cannot be hashed or tested for truth."""
-        iterable = loop.iter
-        while isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) \
-                and iterable.func.value in ("enumerate", "reversed") and iterable.args:
-            iterable = iterable.args[0].value
+        iterable = _unwrapped(loop.iter, ("enumerate", "reversed"))
         if self.kinds.of(iterable).name == ARRAY:
             return None  # proven an array: its rows are never `None`, so the test decides nothing
         items = _item_names(loop, iteration)
@@ -1678,6 +1671,14 @@ def _none_identity(node: cst.Comparison, names: set[str]) -> bool:
                 return True
         left = target.comparator
     return False
+
+
+def _unwrapped(expr: cst.BaseExpression, wrappers: tuple[str, ...]) -> cst.BaseExpression:
+    """What `enumerate(...)`/`reversed(...)` (the builtins named in `wrappers`) wrap, through
+    any nesting; the first argument of each."""
+    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in wrappers and expr.args:
+        expr = expr.args[0].value
+    return expr
 
 
 def _array_valued_bound(parsed: ParsedModule, expr: cst.BaseExpression, kinds: ValueKinds) -> cst.BaseExpression | None:
