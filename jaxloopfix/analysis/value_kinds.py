@@ -291,8 +291,7 @@ class ValueKinds:
             return self._call(expr)
         if isinstance(expr, cst.BinaryOperation):
             kind = combine(self.of(expr.left), self.of(expr.right))
-            code = self.parsed.code(expr)
-            if kind.name == ARRAY and len(code) < 40:
+            if kind.name == ARRAY and len(code := self.parsed.code(expr)) < 40:
                 return Kind(ARRAY, why=f"`{code}`")  # the operation itself, not where its first array came from
             return kind
         if isinstance(expr, cst.UnaryOperation):
