@@ -279,4 +279,15 @@ if want numpyro3; then
     --root numpyro="$VSP/numpyro" --root numpyro-tests="$SRC/numpyro/test" --root jax="$SP/jax" -- \
     $PY "$HERE/drive_pytest.py" --one-per-test 600 30 test/infer/test_ensemble_util.py test/infer/test_external_helpers.py test/infer/test_gradient.py test/infer/test_hmc_gibbs.py test/infer/test_hmc_util.py test/infer/test_importance.py test/infer/test_infer_util.py test/infer/test_inspect.py test/infer/test_mcmc.py test/infer/test_reparam.py test/infer/test_svi.py test/ops/test_indexing.py test/ops/test_provenance.py test/pyroapi/test_pyroapi.py test/test_compile.py test/test_constraints.py test/test_diagnostics.py test/test_distributions.py test/test_distributions_mixture.py test/test_distributions_util.py test/test_example_utils.py test/test_examples.py test/test_flows.py test/test_gof.py test/test_handlers.py test/test_model_rendering.py test/test_nn.py test/test_optimizers.py test/test_pickle.py test/test_transforms.py test/test_util.py  > "$RUNS/numpyro4.log" 2>&1
 fi
+if want samplers; then
+  # blackjax 1.7.1's tests (tests/ of its sdist: pip download --no-binary :all: --no-deps blackjax==1.7.1)
+  # and dynamax's tests, which ship in the package (the `deepmind` stage gave them 20 s a file; its
+  # HMM and SSM fits need longer), the first case of each test function
+  $REC --out "$RUNS/blackjax" --cwd "$SRC/blackjax" --timeout 660 \
+    --root blackjax="$VSP/blackjax" --root blackjax-tests="$SRC/blackjax/tests" --root jax="$SP/jax" -- \
+    $PY "$HERE/drive_pytest.py" --one-per-test 600 40 tests > "$RUNS/blackjax.log" 2>&1
+  $REC --out "$RUNS/dynamax" --cwd "$VSP" --timeout 660 \
+    --root dynamax="$VSP/dynamax" --root jax="$SP/jax" -- \
+    $PY "$HERE/drive_pytest.py" --one-per-test 600 60 dynamax > "$RUNS/dynamax.log" 2>&1
+fi
 $PY "$HERE/record.py" merge "$RUNS"/*/ -o "$RUNS/merged.jsonl"

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from jaxloopfix.analysis.arrays import ArrayFacts
+from jaxloopfix.analysis.count_defaults import attribute_default, field_default, parameter_default
 from jaxloopfix.analysis.names import parameters, stored_names
 from jaxloopfix.analysis.plan import RangeBounds
 from jaxloopfix.analysis.source import ParsedModule, descendants
@@ -23,6 +24,9 @@ class TripCount:
 
     kind: str
     value: int | None = None
+    # For a "static" count with a known default (`micro_ticks: int = 2`): where the default is
+    # declared (see count_defaults.py); `value` is then that default.
+    default: str | None = None
 
 
 @dataclass
@@ -74,10 +78,6 @@ def module_constants(parsed: ParsedModule) -> dict[str, int]:
     return found
 
 
-# Calls that declare a dataclass or pytree field, with its default as `default=`.
-FIELD_CALLS = frozenset({"field", "static_field"})
-
-
 def _field_defaults(parsed: ParsedModule) -> dict[str, int]:
     """Int defaults of the constants this module's classes declare, named in capitals as
     constants are (`N: int = 3`, `N: int = struct.field(pytree_node=False, default=3)`), under
@@ -92,7 +92,7 @@ def _field_defaults(parsed: ParsedModule) -> dict[str, int]:
                 if not (isinstance(small, (cst.AnnAssign, cst.Assign)) and small.value is not None):
                     continue
                 targets = [small.target] if isinstance(small, cst.AnnAssign) else [t.target for t in small.targets]
-                value = _field_default(small.value)
+                value = field_default(small.value)
                 for target in targets:
                     if isinstance(target, cst.Name) and target.value.isupper():  # named as a constant
                         key = f".{target.value}"
@@ -107,17 +107,8 @@ def _field_defaults(parsed: ParsedModule) -> dict[str, int]:
     return {key: value for key, value in values.items() if value is not None}
 
 
-def _field_default(value: cst.BaseExpression) -> int | None:
-    if isinstance(value, cst.Integer):
-        return int(value.evaluated_value)
-    if isinstance(value, cst.Call):
-        func = value.func
-        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-        if name in FIELD_CALLS:
-            default = next((a.value for a in value.args if a.keyword is not None and a.keyword.value == "default"), None)
-            if isinstance(default, cst.Integer):
-                return int(default.evaluated_value)
-    return None
+def _joined_defaults(*trips: TripCount) -> str:
+    return "; ".join(dict.fromkeys(t.default for t in trips if t.default))
 
 
 def _literal_length(parsed: ParsedModule, value: cst.BaseExpression) -> int | None:
@@ -197,6 +188,9 @@ class IterationAnalyzer:
             default = self.constants.get(f".{expr.attr.value}")
             if default is not None and not (isinstance(expr.value, cst.Name) and expr.value.value == "self"):
                 return TripCount("constant", default)
+            declared = attribute_default(self.parsed, self.traced.node, expr)
+            if declared is not None:
+                return TripCount("static", declared.value, default=declared.source)
             return TripCount("static")
         if isinstance(expr, cst.Call) and self.qname(expr.func) == "builtins.len" and len(expr.args) == 1:
             arg = expr.args[0].value
@@ -211,11 +205,14 @@ class IterationAnalyzer:
             name = expr.value
             values = self._local_values.get(name)
             if name in self._params and values is None:
-                if name in self.traced.static_params:
-                    return TripCount("static")
                 if name in self.traced.passed_through:
                     return TripCount("unknown")  # unmapped by `vmap`: an int or an array, as passed
-                return TripCount("traced") if self.traced.transformed else TripCount("unknown")
+                if self.traced.transformed and name not in self.traced.static_params:
+                    return TripCount("traced")
+                declared = parameter_default(self.parsed, self.traced.node, name)
+                if declared is not None:
+                    return TripCount("static", declared.value, default=declared.source)
+                return TripCount("static") if name in self.traced.static_params else TripCount("unknown")
             if values:
                 kinds = [self._assigned_trip(v, depth) for v in values]
                 if all(k.kind == "shape" for k in kinds):
@@ -253,6 +250,8 @@ class IterationAnalyzer:
             if left.value is not None and right.value is not None:
                 value = _arith(expr.operator, left.value, right.value)
                 if value is not None:
+                    if left.default or right.default:
+                        return TripCount("static", value, default=_joined_defaults(left, right))
                     kind = "literal" if left.kind == right.kind == "literal" else "constant"
                     return TripCount(kind, value)
             for kind in ("shape", "static", "constant", "literal"):
@@ -407,6 +406,8 @@ class IterationAnalyzer:
                 trip = TripCount("bounded", count)  # the stop is at most `hi`: so is the count
             elif any(t.kind == "bounded" for t in trips):
                 trip = TripCount("unknown")
+            elif any(t.default for t in trips):
+                trip = TripCount("static", count, default=_joined_defaults(*trips))
             else:
                 trip = TripCount("literal", count)
         else:

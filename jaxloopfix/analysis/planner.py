@@ -601,6 +601,11 @@ class LoopPlanner:
             return None  # a header it does not recognise has no known count
         trip = iteration.trip
         if trip.value is not None and trip.value < self.min_trip_count:
+            if trip.default:
+                return (
+                    f"its trip count is {trip.value} by default ({trip.default}), below min-trip-count "
+                    f"({self.min_trip_count}): a small static unroll unless a caller passes a larger count"
+                )
             count = f"at most {trip.value} (one of the literal ints it is looked up or chosen from)" if trip.kind == "bounded" else trip.value
             return f"its trip count is {count}, below min-trip-count ({self.min_trip_count}): a small static unroll"
         return None

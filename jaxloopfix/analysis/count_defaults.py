@@ -1,0 +1,253 @@
+"""The value a static count has by default, as its declaration gives it.
+
+A loop over `range(self.micro_ticks)` or `range(nu)` runs a static number of steps (`range` of a
+tracer raises), but which number is set where the object is built or the function called. When
+the count is declared with an int default (`micro_ticks: int = 2` in `__init__`, a dataclass
+field `n_steps: int = 1`, a parameter `nu: int = 1`) and no call in the module passes another
+value, the default is the value the code is written for: the evidence that tells a few static
+steps (power-iteration rounds, micro ticks, a derivative order) from a loop per row.
+
+Cases (each a fixture under `fixtures/ok/` or `fixtures/recall/`):
+
+- `self.n` assigned once, in `__init__`, from a parameter with an int default: that default.
+- `n: int = 3` (or `field(default=3)`) in the class body and no other assignment: 3.
+- a parameter of the traced function with an int default, never reassigned: that default.
+- a call in the module passing the count (by keyword, or by position): its int literal joins the
+  candidates; anything else (a name, an expression, `*args`) leaves no default.
+- a subclass in the module that redeclares the attribute: no default (it may differ).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from jaxloopfix.analysis.names import parameters
+from jaxloopfix.analysis.source import ParsedModule
+
+# Calls that declare a dataclass or pytree field, with its default as `default=`.
+FIELD_CALLS = frozenset({"field", "static_field"})
+
+
+@dataclass(frozen=True)
+class CountDefault:
+    """The largest value the count takes by its default and the module's calls; `source` quotes it."""
+
+    value: int
+    source: str
+
+
+def field_default(value: cst.BaseExpression) -> int | None:
+    """`3` or `field(default=3)` / `struct.field(pytree_node=False, default=3)`: 3."""
+    if isinstance(value, cst.Integer):
+        return int(value.evaluated_value)
+    if isinstance(value, cst.Call):
+        func = value.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        if name in FIELD_CALLS:
+            default = next((a.value for a in value.args if a.keyword is not None and a.keyword.value == "default"), None)
+            if isinstance(default, cst.Integer):
+                return int(default.evaluated_value)
+    return None
+
+
+def attribute_default(parsed: ParsedModule, function: cst.FunctionDef, expr: cst.Attribute) -> CountDefault | None:
+    """`self.attr` in a method (or a function nested in one) of a class of this module."""
+    if not isinstance(expr.value, cst.Name):
+        return None
+    found = _method_and_class(parsed, function)
+    if found is None:
+        return None
+    method, klass = found
+    params = parameters(method, stars=False)
+    if not params or params[0].name.value != expr.value.value or _decorated(method, "staticmethod"):
+        return None
+    attr = expr.attr.value
+    if _redeclared_by_subclass(parsed, klass, attr):
+        return None
+    declared = _class_body_default(klass, attr)
+    assigned = _self_assignments(klass, attr)
+    if declared is not None and not assigned:
+        return _with_calls(parsed, klass.name.value, attr, None, declared, f"`{attr}: int = {declared}` in `{klass.name.value}`")
+    if declared is not None or len(assigned) != 1:
+        return None
+    init, value = assigned[0]
+    if init.name.value != "__init__":
+        return None
+    if isinstance(value, cst.Integer):
+        return CountDefault(int(value.evaluated_value), f"`self.{attr} = {value.value}` in `__init__`")
+    if not isinstance(value, cst.Name):
+        return None
+    init_params = parameters(init, stars=False)
+    param = next((p for p in init_params if p.name.value == value.value), None)
+    if param is None or not isinstance(param.default, cst.Integer) or _reassigned(init, value.value):
+        return None
+    default = int(param.default.evaluated_value)
+    position = init_params.index(param) - 1  # `self` is bound
+    return _with_calls(
+        parsed, klass.name.value, value.value, position, default,
+        f"`{value.value}={param.default.value}` in `{klass.name.value}.__init__`",
+    )
+
+
+def parameter_default(parsed: ParsedModule, function: cst.FunctionDef, name: str) -> CountDefault | None:
+    """A parameter of `function` with an int default that the body never reassigns."""
+    params = parameters(function, stars=False)
+    param = next((p for p in params if p.name.value == name), None)
+    if param is None or not isinstance(param.default, cst.Integer) or _reassigned(function, name):
+        return None
+    position = params.index(param)
+    if _method_and_class(parsed, function, directly=True) is not None and not _decorated(function, "staticmethod"):
+        position -= 1  # called as `obj.method(...)`: `self` is bound
+    default = int(param.default.evaluated_value)
+    return _with_calls(parsed, function.name.value, name, position, default, f"`{name}={param.default.value}` in `{function.name.value}`")
+
+
+def _with_calls(
+    parsed: ParsedModule, callee: str, keyword: str, position: int | None, default: int, source: str
+) -> CountDefault | None:
+    """The default joined with what the module's calls of `callee` pass for it; None when a call
+    passes something that is not an int literal."""
+    values = [default]
+    for node in parsed.nodes:
+        if not isinstance(node, cst.Call):
+            continue
+        func = node.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+        if name != callee:
+            continue
+        positional = [a for a in node.args if a.keyword is None]
+        if any(a.star for a in node.args):
+            return None
+        passed = [a.value for a in node.args if a.keyword is not None and a.keyword.value == keyword]
+        if position is not None and position >= 0 and len(positional) > position:
+            passed.append(positional[position].value)
+        for value in passed:
+            if not isinstance(value, cst.Integer):
+                return None
+            values.append(int(value.evaluated_value))
+    if max(values) != default:
+        source += f", and {max(values)} where this module passes it"
+    return CountDefault(max(values), source)
+
+
+def _method_and_class(
+    parsed: ParsedModule, function: cst.FunctionDef, directly: bool = False
+) -> tuple[cst.FunctionDef, cst.ClassDef] | None:
+    """The method of a class that `function` is (or is nested in, unless `directly`), and its class."""
+    method: cst.FunctionDef = function
+    for ancestor in parsed.ancestors(function):
+        if isinstance(ancestor, cst.ClassDef):
+            return (method, ancestor) if method in _body_statements(ancestor) else None
+        if isinstance(ancestor, cst.FunctionDef):
+            if directly:
+                return None
+            method = ancestor
+    return None
+
+
+def _body_statements(klass: cst.ClassDef) -> list[cst.BaseStatement]:
+    body = klass.body
+    return list(body.body) if isinstance(body, cst.IndentedBlock) else []
+
+
+def _decorated(function: cst.FunctionDef, name: str) -> bool:
+    return any(isinstance(d.decorator, cst.Name) and d.decorator.value == name for d in function.decorators)
+
+
+def _class_body_default(klass: cst.ClassDef, attr: str) -> int | None:
+    for statement in _body_statements(klass):
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.target.value == attr \
+                    and small.value is not None:
+                return field_default(small.value)
+            if isinstance(small, cst.Assign) and any(
+                    isinstance(t.target, cst.Name) and t.target.value == attr for t in small.targets):
+                return field_default(small.value)
+    return None
+
+
+def _self_assignments(klass: cst.ClassDef, attr: str) -> list[tuple[cst.FunctionDef, cst.BaseExpression | None]]:
+    """Each `self.attr = value` / `self.attr += ...` in the class's methods, with its method."""
+    found: list[tuple[cst.FunctionDef, cst.BaseExpression | None]] = []
+    for statement in _body_statements(klass):
+        if not isinstance(statement, cst.FunctionDef):
+            continue
+        for target, value in _attribute_stores(statement):
+            if target.attr.value == attr:
+                found.append((statement, value))
+    return found
+
+
+def _attribute_stores(function: cst.FunctionDef) -> list[tuple[cst.Attribute, cst.BaseExpression | None]]:
+    out: list[tuple[cst.Attribute, cst.BaseExpression | None]] = []
+
+    class Stores(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for t in node.targets:
+                for element in _flatten(t.target):
+                    if isinstance(element, cst.Attribute):
+                        out.append((element, node.value if element is t.target else None))
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            if isinstance(node.target, cst.Attribute):
+                out.append((node.target, node.value))
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            if isinstance(node.target, cst.Attribute):
+                out.append((node.target, None))
+
+        def visit_Call(self, node: cst.Call) -> None:  # `setattr(self, "n", ...)`, `object.__setattr__`
+            func = node.func
+            name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+            if name in ("setattr", "__setattr__") and len(node.args) >= 2 and isinstance(node.args[1].value, cst.SimpleString):
+                attr = node.args[1].value.evaluated_value
+                if isinstance(attr, str):
+                    out.append((cst.Attribute(cst.Name("self"), cst.Name(attr)), None))
+
+    function.visit(Stores())
+    return out
+
+
+def _flatten(target: cst.BaseExpression) -> list[cst.BaseExpression]:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [leaf for e in target.elements for leaf in _flatten(e.value)]
+    return [target]
+
+
+def _reassigned(function: cst.FunctionDef, name: str) -> bool:
+    from jaxloopfix.analysis.names import assigned_names
+
+    return name in assigned_names(list(_function_statements(function)))
+
+
+def _function_statements(function: cst.FunctionDef) -> list[cst.BaseStatement]:
+    body = function.body
+    return list(body.body) if isinstance(body, cst.IndentedBlock) else []
+
+
+def _redeclared_by_subclass(parsed: ParsedModule, klass: cst.ClassDef, attr: str) -> bool:
+    """A class of this module that names `klass` among its bases and declares or assigns `attr`."""
+    for node in parsed.nodes:
+        if not isinstance(node, cst.ClassDef) or node is klass:
+            continue
+        bases = {b.value.value if isinstance(b.value, cst.Name) else b.value.attr.value if isinstance(b.value, cst.Attribute) else ""
+                 for b in node.bases}
+        if klass.name.value in bases and (_class_body_default(node, attr) is not None or _self_assignments(node, attr)
+                                          or _declares(node, attr)):
+            return True
+    return False
+
+
+def _declares(klass: cst.ClassDef, attr: str) -> bool:
+    for statement in _body_statements(klass):
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, (cst.AnnAssign, cst.Assign)):
+                    targets = [small.target] if isinstance(small, cst.AnnAssign) else [t.target for t in small.targets]
+                    if any(isinstance(t, cst.Name) and t.value == attr for t in targets):
+                        return True
+    return False

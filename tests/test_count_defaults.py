@@ -1,0 +1,70 @@
+"""A count's declared default decides "a few static steps" only when nothing in the module overrides it."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from jaxloopfix.config import Settings
+from jaxloopfix.engine import lint_text
+
+CLASS = """
+import jax
+import jax.numpy as jnp
+
+
+class Refine:
+    def __init__(self, w, rounds: int = 2):
+        self.w = w
+        self.rounds = rounds
+
+    def __call__(self, h):
+        for _ in range(self.rounds):
+            h = jnp.tanh(h @ self.w)
+        return h
+{extra}
+
+@jax.jit
+def run(w, h):
+    return {call}(h)
+"""
+
+
+def _loops(text: str) -> list[str]:
+    return [d.code for d in lint_text(textwrap.dedent(text), "m.py", Settings()) if d.code in ("JLF001", "JLF002")]
+
+
+@pytest.mark.parametrize(
+    ("extra", "call", "reported"),
+    [
+        ("", "Refine(w)", False),  # the default, 2 rounds
+        ("", "Refine(w, rounds=3)", False),  # a literal below min-trip-count
+        ("", "Refine(w, rounds=50)", True),  # a literal above it
+        ("", "Refine(w, 50)", True),  # by position
+        ("", "Refine(w, rounds=w.shape[0])", True),  # a value the module does not know
+        ("\n\nclass Deep(Refine):\n    rounds = 40\n", "Deep(w)", True),  # a subclass redeclares it
+        ("\n    def grow(self):\n        self.rounds += 10\n", "Refine(w)", True),  # assigned again
+    ],
+)
+def test_default_count(extra: str, call: str, reported: bool) -> None:
+    assert bool(_loops(CLASS.format(extra=extra, call=call))) is reported
+
+
+def test_parameter_default_is_the_count_unless_a_call_passes_another() -> None:
+    source = """
+    import jax
+    import jax.numpy as jnp
+
+    def smooth(x, order=2):
+        for _ in range(order):
+            x = 0.5 * (x + jnp.roll(x, 1))
+        return x
+
+    @jax.jit
+    def run(x):
+        return smooth(x){extra}
+    """
+    assert _loops(source.format(extra="")) == []
+    assert _loops(source.format(extra=" + smooth(x, order=4)")) == []
+    assert _loops(source.format(extra=" + smooth(x, 12)")) == ["JLF002"]
