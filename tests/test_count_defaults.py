@@ -68,3 +68,32 @@ def test_parameter_default_is_the_count_unless_a_call_passes_another() -> None:
     assert _loops(source.format(extra="")) == []
     assert _loops(source.format(extra=" + smooth(x, order=4)")) == []
     assert _loops(source.format(extra=" + smooth(x, 12)")) == ["JLF002"]
+
+
+
+def test_a_config_objects_default_is_not_the_count() -> None:
+    """`range(self.hparams.num_epochs)` with `num_epochs: int = 1` on a config class: a config
+    exists to be set per experiment, so its default is no evidence of a few steps."""
+    source = """
+    import jax
+    import jax.numpy as jnp
+    from dataclasses import dataclass
+
+    @dataclass
+    class Hparams:
+        num_epochs: int = 1
+
+    class Learner:
+        def __init__(self, hparams: Hparams):
+            self.hparams = hparams
+
+        def update(self, w, x):
+            for _ in range(self.hparams.num_epochs):
+                w = w - 0.1 * jnp.tanh(x @ w)
+            return w
+
+    @jax.jit
+    def run(w, x):
+        return Learner(Hparams()).update(w, x)
+    """
+    assert _loops(source) == ["JLF002"]

@@ -663,7 +663,7 @@ def test_a_loop_building_another_modules_layers_is_not_array_work(tmp_path: Path
 
 
         class Net(nn.Module):
-            levels: int = 3
+            levels: int = 6  # a default of 5 or more: not "a few static steps"
 
             @nn.compact
             def __call__(self, x):

@@ -1,6 +1,6 @@
 """Drive the libraries' public APIs under `jit`, more broadly in a few minutes than their test
 suites can on two cores (see README): optax optimizers and losses, numpyro distributions and
-inference, distrax distributions and bijectors, equinox layers, diffrax solvers.
+inference, distrax distributions and bijectors, equinox layers, diffrax solvers, pgx games.
 
     python benchmarks/oracle/drive_libs.py [SECONDS]
 
@@ -294,9 +294,32 @@ def blackjax_sweep():
     print(f"blackjax: {ok} algorithms ran", flush=True)
 
 
+def pgx_sweep():
+    """Every pgx game: `init`, a few legal random `step`s and `observe`, each under `jit` (the
+    games' rules are Python over a board, traced once per shape)."""
+    import pgx
+
+    ok = 0
+    for env_id in pgx.available_envs():
+
+        def play(env_id=env_id):
+            env = pgx.make(env_id)
+            state = jax.jit(env.init)(key)
+            step = jax.jit(env.step)
+            for i in range(3):
+                legal = state.legal_action_mask
+                action = jax.random.categorical(jax.random.fold_in(key, i), jnp.log(legal.astype(jnp.float32)))
+                state = step(state, action, jax.random.fold_in(key, 100 + i))
+            return jax.jit(env.observe)(state, state.current_player)
+
+        ok += guarded(play, 90)
+    print(f"pgx: {ok} games ran", flush=True)
+
+
 def main():
     only = set(sys.argv[2:])
-    for sweep in (optax_sweep, equinox_sweep, distrax_sweep, numpyro_sweep, diffrax_sweep, nnx_sweep, jax_extras_sweep, blackjax_sweep):
+    for sweep in (optax_sweep, equinox_sweep, distrax_sweep, numpyro_sweep, diffrax_sweep, nnx_sweep, jax_extras_sweep,
+                  blackjax_sweep, pgx_sweep):
         if only and sweep.__name__ not in only:
             continue
         try:

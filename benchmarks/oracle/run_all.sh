@@ -280,14 +280,35 @@ if want numpyro3; then
     $PY "$HERE/drive_pytest.py" --one-per-test 600 30 test/infer/test_ensemble_util.py test/infer/test_external_helpers.py test/infer/test_gradient.py test/infer/test_hmc_gibbs.py test/infer/test_hmc_util.py test/infer/test_importance.py test/infer/test_infer_util.py test/infer/test_inspect.py test/infer/test_mcmc.py test/infer/test_reparam.py test/infer/test_svi.py test/ops/test_indexing.py test/ops/test_provenance.py test/pyroapi/test_pyroapi.py test/test_compile.py test/test_constraints.py test/test_diagnostics.py test/test_distributions.py test/test_distributions_mixture.py test/test_distributions_util.py test/test_example_utils.py test/test_examples.py test/test_flows.py test/test_gof.py test/test_handlers.py test/test_model_rendering.py test/test_nn.py test/test_optimizers.py test/test_pickle.py test/test_transforms.py test/test_util.py  > "$RUNS/numpyro4.log" 2>&1
 fi
 if want samplers; then
-  # blackjax 1.7.1's tests (tests/ of its sdist: pip download --no-binary :all: --no-deps blackjax==1.7.1)
-  # and dynamax's tests, which ship in the package (the `deepmind` stage gave them 20 s a file; its
+  # blackjax 1.7.1's tests (tests/ of its sdist: pip download --no-binary :all: --no-deps blackjax==1.7.1;
+  # the samplers' directories first, adaptation last) and dynamax's tests (they need dm-tree), which ship in the package (the `deepmind` stage gave them 20 s a file; its
   # HMM and SSM fits need longer), the first case of each test function
   $REC --out "$RUNS/blackjax" --cwd "$SRC/blackjax" --timeout 660 \
     --root blackjax="$VSP/blackjax" --root blackjax-tests="$SRC/blackjax/tests" --root jax="$SP/jax" -- \
-    $PY "$HERE/drive_pytest.py" --one-per-test 600 40 tests > "$RUNS/blackjax.log" 2>&1
+    $PY "$HERE/drive_pytest.py" --one-per-test 600 40 tests/mcmc tests/smc tests/sgmcmc tests/vi tests/optimizers \
+      tests/test_util.py tests/test_compilation.py tests/adaptation > "$RUNS/blackjax.log" 2>&1
   $REC --out "$RUNS/dynamax" --cwd "$VSP" --timeout 660 \
     --root dynamax="$VSP/dynamax" --root jax="$SP/jax" -- \
     $PY "$HERE/drive_pytest.py" --one-per-test 600 60 dynamax > "$RUNS/dynamax.log" 2>&1
+fi
+if want flows; then
+  # flowjax 19.1.2 and tinygp 0.3.1 (pip install --no-deps flowjax==19.1.2 tinygp==0.3.1 paramax, with
+  # the constraints file), by the tests/ of their sdists, the first case of each test function
+  # (flowjax's tests import the checkout's flowjax/, which `python -m pytest` puts on the path first;
+  # tinygp's sit under src/, so its tests import the installed one)
+  for lib in flowjax:$SRC/flowjax/flowjax tinygp:$VSP/tinygp; do
+    name=${lib%%:*}; pkgdir=${lib#*:}
+    $REC --out "$RUNS/$name" --cwd "$SRC/$name" --timeout 560 \
+      --root "$name=$pkgdir" --root "$name-tests=$SRC/$name/tests" --root equinox="$SP/equinox" --root jax="$SP/jax" -- \
+      $PY "$HERE/drive_pytest.py" --one-per-test 500 30 tests > "$RUNS/$name.log" 2>&1
+  done
+fi
+if want physics; then
+  # MuJoCo MJX's tests, which ship in mujoco-mjx (pip install mujoco-mjx pgx with the constraints
+  # file), the first case of each test function, 30 s a file; then every pgx game under jit
+  $REC --out "$RUNS/mjx" --cwd "$VSP" --timeout 660 --root mjx="$VSP/mujoco/mjx" --root jax="$SP/jax" -- \
+    $PY "$HERE/drive_pytest.py" --one-per-test 600 30 mujoco/mjx/_src > "$RUNS/mjx.log" 2>&1
+  $REC --out "$RUNS/pgx" --timeout 560 --root pgx="$VSP/pgx" --root jax="$SP/jax" -- \
+    $PY "$HERE/drive_libs.py" 500 pgx_sweep > "$RUNS/pgx.log" 2>&1
 fi
 $PY "$HERE/record.py" merge "$RUNS"/*/ -o "$RUNS/merged.jsonl"

@@ -15,6 +15,10 @@ Cases (each a fixture under `fixtures/ok/` or `fixtures/recall/`):
 - a call in the module passing the count (by keyword, or by position): its int literal joins the
   candidates; anything else (a name, an expression, `*args`) leaves no default.
 - a subclass in the module that redeclares the attribute: no default (it may differ).
+
+Only the count's own declaration counts: `self.hparams.num_epochs` or `cfg.n_layers`, a field of
+a configuration object, has no default here. A config class exists to be set per experiment, so
+its default (`num_epochs: int = 1`) says little about the counts that run.
 """
 
 from __future__ import annotations
@@ -54,15 +58,12 @@ def field_default(value: cst.BaseExpression) -> int | None:
 
 def attribute_default(parsed: ParsedModule, function: cst.FunctionDef, expr: cst.Attribute) -> CountDefault | None:
     """`self.attr` in a method (or a function nested in one) of a class of this module."""
-    if not isinstance(expr.value, cst.Name):
+    found = method_and_class(parsed, function)
+    params = parameters(found[0], stars=False) if found else []
+    if not (found and params and isinstance(expr.value, cst.Name) and params[0].name.value == expr.value.value
+            and not _decorated(found[0], "staticmethod")):
         return None
-    found = _method_and_class(parsed, function)
-    if found is None:
-        return None
-    method, klass = found
-    params = parameters(method, stars=False)
-    if not params or params[0].name.value != expr.value.value or _decorated(method, "staticmethod"):
-        return None
+    klass = found[1]
     attr = expr.attr.value
     if _redeclared_by_subclass(parsed, klass, attr):
         return None
@@ -98,7 +99,7 @@ def parameter_default(parsed: ParsedModule, function: cst.FunctionDef, name: str
     if param is None or not isinstance(param.default, cst.Integer) or _reassigned(function, name):
         return None
     position = params.index(param)
-    if _method_and_class(parsed, function, directly=True) is not None and not _decorated(function, "staticmethod"):
+    if method_and_class(parsed, function, directly=True) is not None and not _decorated(function, "staticmethod"):
         position -= 1  # called as `obj.method(...)`: `self` is bound
     default = int(param.default.evaluated_value)
     return _with_calls(parsed, function.name.value, name, position, default, f"`{name}={param.default.value}` in `{function.name.value}`")
@@ -132,7 +133,7 @@ def _with_calls(
     return CountDefault(max(values), source)
 
 
-def _method_and_class(
+def method_and_class(
     parsed: ParsedModule, function: cst.FunctionDef, directly: bool = False
 ) -> tuple[cst.FunctionDef, cst.ClassDef] | None:
     """The method of a class that `function` is (or is nested in, unless `directly`), and its class."""

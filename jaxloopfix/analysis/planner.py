@@ -19,6 +19,7 @@ from jaxloopfix.analysis.containers import BOUND_TO_CONTAINER, KEEPS_NOTHING, NA
 from jaxloopfix.analysis.cross_module import ModuleSite
 from jaxloopfix.analysis.dataflow import LoopDataflow, appended_list, contains
 from jaxloopfix.analysis.index_use import IndexUseChecker, selects_objects
+from jaxloopfix.analysis.count_defaults import method_and_class
 from jaxloopfix.analysis.loops import Iteration, IterationAnalyzer, TripCount, maybe_array_reason
 from jaxloopfix.analysis.names import Flow, assigned_names, block_flow, loads, parameters, stored_names
 from jaxloopfix.analysis.plan import Accumulator, Carry, LoopPlan, Sequence
@@ -608,6 +609,27 @@ class LoopPlanner:
                 )
             count = f"at most {trip.value} (one of the literal ints it is looked up or chosen from)" if trip.kind == "bounded" else trip.value
             return f"its trip count is {count}, below min-trip-count ({self.min_trip_count}): a small static unroll"
+        return None
+
+    def module_depth(self, loop: cst.For, iteration: Iteration | None) -> str | None:
+        """`for _ in range(self.cfg.levels)` in a class that builds one module per step of the same
+        count (`self.blocks = [Block(...) for _ in range(self.cfg.levels)]`): the count is the
+        model's depth, each step a level with its own parameters, not a step along a sequence."""
+        if iteration is None or iteration.kind != "range" or iteration.bounds is None or iteration.bounds.start is not None:
+            return None
+        if iteration.trip.kind != "static":
+            return None
+        count = self.parsed.code(iteration.bounds.stop)
+        found = method_and_class(self.parsed, self.traced.node)
+        if found is None or not count.startswith(f"{_first_parameter(found[0])}."):
+            return None
+        for node in descendants(found[1]):
+            built = _modules_per_step(self.parsed, node, self.is_module_class)
+            if built is not None and built[0] == count:
+                return (
+                    f"the class builds one module per step of the same count (`{shorten(built[1], 50)}`): "
+                    f"`{count}` is the model's depth, a loop over levels, not a sequence"
+                )
         return None
 
     def logarithmic_steps(self, loop: cst.For, iteration: Iteration | None) -> str | None:
@@ -1593,6 +1615,7 @@ SKIP_RULES: tuple[Callable[[LoopPlanner, cst.For, Iteration | None], str | None]
     LoopPlanner.items_may_be_none,
     LoopPlanner.static_inner_loop,
     LoopPlanner.few_steps,
+    LoopPlanner.module_depth,
     LoopPlanner.logarithmic_steps,
     LoopPlanner.structured_body,
 )
@@ -1603,6 +1626,31 @@ PROGRESS_FUNCTIONS = frozenset({"rich.progress.track", "click.progressbar", "ker
 
 # Calls whose result grows as the logarithm of their argument.
 LOGARITHMS = frozenset({"log2", "log", "log10", "bit_length", "frexp"})
+
+
+def _first_parameter(function: cst.FunctionDef) -> str:
+    params = parameters(function, stars=False)
+    return params[0].name.value if params else "self"
+
+
+def _modules_per_step(
+    parsed: ParsedModule, node: cst.CSTNode, is_module_class: Callable[[cst.BaseExpression], bool]
+) -> tuple[str, str] | None:
+    """(the count, the code) for `[Block(...) for _ in range(COUNT)]` or a `for _ in range(COUNT):`
+    whose body appends `Block(...)`: one module built per step of COUNT."""
+    if isinstance(node, (cst.ListComp, cst.GeneratorExp)) and isinstance(node.elt, cst.Call) \
+            and is_module_class(node.elt.func) and node.for_in.inner_for_in is None:
+        header = node.for_in.iter
+    elif isinstance(node, cst.For) and any(
+            isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "append"
+            and call.args and isinstance(call.args[0].value, cst.Call) and is_module_class(call.args[0].value.func)
+            for call in descendants(node.body)):
+        header = node.iter
+    else:
+        return None
+    if isinstance(header, cst.Call) and parsed.qualified_name(header.func) == "builtins.range" and len(header.args) == 1:
+        return parsed.code(header.args[0].value), " ".join(parsed.code(node if not isinstance(node, cst.For) else node.iter).split())
+    return None
 
 
 def _asks_if_traced(test: cst.BaseExpression) -> bool | None:
