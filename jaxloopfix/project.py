@@ -21,6 +21,7 @@ from functools import cached_property
 from pathlib import Path
 
 from jaxloopfix.analysis.cross_module import (
+    BY_NAME,
     ModuleClass,
     ModuleLinks,
     ModuleSite,
@@ -29,6 +30,9 @@ from jaxloopfix.analysis.cross_module import (
 )
 from jaxloopfix.analysis.declared_types_ast import dotted, import_bindings, module_declaration
 from jaxloopfix.config import Settings
+
+# An indented `def NAME(`: a method or a nested function (`TraceFlow._only_method`).
+INDENTED_DEF = re.compile(r"^[ \t]+(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(", re.M)
 
 # The packages framework module classes come from (`analysis.traced.MODULE_BASES`).
 FRAMEWORK_ROOTS = frozenset({"flax", "haiku", "equinox", "objax", "trax", "praxis"})
@@ -222,6 +226,8 @@ class TraceFlow:
     asked: dict[Path, set[str]] = field(default_factory=dict)
     answered: dict[Path, tuple[tuple[str, str], ...]] = field(default_factory=dict)
     trees: dict[Path, ast.Module | None] = field(default_factory=dict)
+    # Each name an indented `def` defines in the checked files (methods, nested functions), and where.
+    indented_defs: dict[str, list[Path]] | None = None
 
     @property
     def active(self) -> bool:
@@ -318,7 +324,14 @@ class TraceFlow:
         """Record `importer`'s links; the files whose seeds changed (to check again)."""
         changed: set[Path] = set()
         for trace in links.external:
-            target = self.index.resolve(importer, trace.module)
+            if trace.module == BY_NAME:
+                found = self._only_method(trace.name.split(".", 1)[1])
+                if found is None:
+                    continue
+                target, owner = found
+                trace = replace(trace, name=f"{owner}.{trace.name.split('.', 1)[1]}")
+            else:
+                target = self.index.resolve(importer, trace.module)
             if target is None:
                 continue
             known = self.seeds.setdefault(target, {})
@@ -332,6 +345,23 @@ class TraceFlow:
         self.wanted[importer] = set(links.wanted) | {c.qualified for c in self.given.get(importer, ())}
         self.asked[importer] = set(links.declarations) | {name for name, _ in self.answered.get(importer, ())}
         return changed
+
+    def _only_method(self, name: str) -> tuple[Path, str] | None:
+        """(file, class) of the one top-level class of the checked modules that defines method
+        `name`; None when none or several do (or a function of that name is also nested
+        elsewhere, which the text scan cannot tell from a method)."""
+        if self.indented_defs is None:  # one scan of every checked file, on the first such call
+            self.indented_defs = {}
+            for path in self.index.names:
+                for found in INDENTED_DEF.findall(self.read(path) or ""):
+                    self.indented_defs.setdefault(found, []).append(path)
+        hits = self.indented_defs.get(name, [])
+        if len(hits) != 1:
+            return None
+        tree = self._tree(hits[0])
+        owners = [node.name for node in (tree.body if tree is not None else ()) if isinstance(node, ast.ClassDef)
+                  and any(isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name == name for f in node.body)]
+        return (hits[0], owners[0]) if len(owners) == 1 else None
 
     def waiting(self) -> set[Path]:
         """Files that derive from framework classes learned since they were checked."""

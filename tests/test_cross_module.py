@@ -702,3 +702,74 @@ def test_a_loop_building_another_modules_layers_is_not_array_work(tmp_path: Path
         """
     _tree(tmp_path, {"pkg/layers.py": plain})
     assert "pkg/model.py" in _found(tmp_path)
+
+
+POSTERIOR = """
+    import jax.numpy as jnp
+
+
+    class Posterior:
+        def __init__(self, w):
+            self.w = w
+
+        def METHOD(self, mu, sigma):
+            total = jnp.zeros(mu.shape[0])
+            for i in range(mu.shape[1]):
+                total = total + mu[:, i] * sigma[:, i] * self.w[i]
+            return total
+
+
+    class Model:
+        def posterior(self, w):
+            return Posterior(w)
+    """
+
+CALLER = """
+    import jax
+    import jax.numpy as jnp
+
+    from gp.posterior import Model
+
+
+    def test_grad():
+        model = Model()
+        model.cache = model.posterior(jnp.ones(3))
+
+        @jax.jit
+        def f(mu, sigma):
+            return model.cache.METHOD(mu, sigma).sum()
+
+        return f(jnp.ones((4, 3)), jnp.ones((4, 3)))
+    """
+
+
+@pytest.mark.parametrize(
+    ("method", "other", "traced"),
+    [
+        ("quad_mixture", "", True),  # one project class defines it, no library class has it
+        ("quad_mixture", "class Other:\n    def quad_mixture(self, a, b):\n        return a\n", False),  # two do
+        ("update", "", False),  # optax's, flax's and dict's `update`: a library call may be meant
+    ],
+)
+def test_a_method_called_on_an_untyped_object_is_found_by_its_name(tmp_path: Path, method: str, other: str, traced: bool) -> None:
+    """`model.cache.quad_mixture(...)` from jitted code, `model.cache` set from a method's result:
+    nothing types the object, but one project class alone defines a method of that name."""
+    _tree(tmp_path, {
+        "gp/__init__.py": "", "gp/posterior.py": POSTERIOR.replace("METHOD", method),
+        "gp/other.py": other, "tests/test_it.py": CALLER.replace("METHOD", method),
+    })
+    found = _found(tmp_path).get("gp/posterior.py", [])
+    assert bool(found) is traced, found
+    if traced:
+        assert "the only method of that name in the project" in found[0][1]
+
+
+def test_the_library_method_table_holds_what_installed_jax_and_builtins_define() -> None:
+    """The table by-name resolution consults is generated from the libraries themselves; the
+    names of JAX's array type and of the builtin containers must be in it."""
+    jnp = pytest.importorskip("jax.numpy")
+    from jaxloopfix.analysis.library_methods import LIBRARY_METHODS
+
+    for cls in (type(jnp.zeros(1)), dict, list, str):
+        missing = {n for n in dir(cls) if not n.startswith("__")} - LIBRARY_METHODS
+        assert not missing, (cls, sorted(missing)[:10])

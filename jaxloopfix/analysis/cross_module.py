@@ -18,6 +18,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 
+# The module of an `ExternalTrace` that names a method by its name alone (`*.quad_mixture`): the
+# project pass sends it to the one project class that defines a method of that name, if one alone does.
+BY_NAME = "*"
+
+
 @dataclass(frozen=True)
 class TraceSeed:
     """A module-level function of this module that traced code in another module reaches."""

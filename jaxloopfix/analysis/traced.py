@@ -24,7 +24,9 @@ from functools import cached_property
 
 import libcst as cst
 
+from jaxloopfix.analysis.library_methods import LIBRARY_METHODS
 from jaxloopfix.analysis.cross_module import (
+    BY_NAME,
     ExternalTrace,
     ModuleClass,
     ModuleLinks,
@@ -1070,6 +1072,7 @@ class TracedFinder:
                         continue
                     if finder._declared_import_method(node.func, outer, node):
                         continue
+                    finder._method_by_name(node.func, outer, node)
                 if callee is not None and _is_property(callee, finder.parsed):
                     for function in finder._property_functions(callee, node, outer):
                         found.append((function, finder._at_line(
@@ -1294,6 +1297,29 @@ class TracedFinder:
         )
         self.links.external.append(ExternalTrace(target[0], f"{target[1]}.{attr.attr.value}", reason))
         return True
+
+    def _method_by_name(self, attr: cst.Attribute, caller: cst.FunctionDef, call: cst.Call) -> None:
+        """`model.post_cache.quad_mixture(...)` on an object nothing here types: the project pass
+        traces the method of that name when one project class alone defines it and no library
+        class has a method of that name (`library_methods.py`), as Python would find it on any
+        object of that class (`project.TraceFlow`, `BY_NAME`)."""
+        name = attr.attr.value
+        if self.site is None or name.startswith("__") or name in LIBRARY_METHODS:
+            return
+        receiver = attr.value
+        while isinstance(receiver, (cst.Attribute, cst.Subscript, cst.Call)):
+            receiver = receiver.func if isinstance(receiver, cst.Call) else receiver.value
+        if not isinstance(receiver, cst.Name) or receiver.value in ("self", "cls"):
+            return
+        qualified = self.parsed.qualified_name(receiver)
+        if qualified not in (None, receiver.value) and "<locals>" not in qualified:
+            return  # an imported module or name (`jnp.linalg.solve`): resolved by what it names
+        reason = (
+            f"called as `{shorten(self.parsed.code(attr), 40)}` from traced function `{caller.name.value}` on line "
+            f"{self.parsed.call_line(call)} of {self.site.shown or self.parsed.filename} (the only method of that "
+            "name in the project, and no library class has one)"
+        )
+        self.links.external.append(ExternalTrace(BY_NAME, f"{BY_NAME}.{name}", reason))
 
     def _declaring_param(self, name: str, caller: cst.FunctionDef) -> tuple[cst.FunctionDef, cst.Param] | None:
         """The parameter `name` of `caller`, or of the first function it is nested in that has one."""
