@@ -434,15 +434,25 @@ class LoopPlanner:
         if self.traced.transformed:
             return None
         it = _unwrapped(loop.iter, ("enumerate", "zip", "reversed"))
-        if not isinstance(it, cst.Call) or not isinstance(it.func, (cst.Name, cst.Attribute)):
+        if isinstance(it, cst.Name):
+            # `pbar = tqdm(range(n)) if verbose else range(n)`: the same loop as
+            # `tqdm(range(n), disable=not verbose)`, a bar shown or not by a flag.
+            values = self.iterations._local_values.get(it.value, [])
+            if len(values) == 1 and isinstance(values[0], cst.IfExp):
+                it = next((branch for branch in (values[0].body, values[0].orelse) if self._is_progress_bar(branch)), it)
+        if not self._is_progress_bar(it):
             return None
-        qname = self.parsed.qualified_name(it.func) or ""
-        if qname.split(".", 1)[0] in PROGRESS_MODULES or qname in PROGRESS_FUNCTIONS:
-            return (
-                f"it steps through a progress bar (`{shorten(self.parsed.code(it.func), 30)}`), which shows steps as they "
-                "run: a host loop, each step calling compiled code (no transform applies to the function itself)"
-            )
-        return None
+        assert isinstance(it, cst.Call)
+        return (
+            f"it steps through a progress bar (`{shorten(self.parsed.code(it.func), 30)}`), which shows steps as they "
+            "run: a host loop, each step calling compiled code (no transform applies to the function itself)"
+        )
+
+    def _is_progress_bar(self, expr: cst.BaseExpression) -> bool:
+        if not isinstance(expr, cst.Call) or not isinstance(expr.func, (cst.Name, cst.Attribute)):
+            return False
+        qname = self.parsed.qualified_name(expr.func) or ""
+        return qname.split(".", 1)[0] in PROGRESS_MODULES or qname in PROGRESS_FUNCTIONS
 
     def python_container(self, loop: cst.For, iteration: Iteration | None) -> str | None:
         """Layers, parameters, dict entries, pytree leaves, literals (`ContainerEvidence.iterable`),
@@ -1621,7 +1631,7 @@ SKIP_RULES: tuple[Callable[[LoopPlanner, cst.For, Iteration | None], str | None]
 )
 
 # Progress bars: a loop stepping through one runs on the host (`_progress_bar`).
-PROGRESS_MODULES = frozenset({"tqdm", "alive_progress", "progressbar", "click.progressbar"})
+PROGRESS_MODULES = frozenset({"tqdm", "alive_progress", "progressbar", "click.progressbar", "fastprogress"})
 PROGRESS_FUNCTIONS = frozenset({"rich.progress.track", "click.progressbar", "keras.utils.Progbar"})
 
 # Calls whose result grows as the logarithm of their argument.
