@@ -325,11 +325,12 @@ class TraceFlow:
         changed: set[Path] = set()
         for trace in links.external:
             if trace.module == BY_NAME:
-                found = self._only_method(trace.name.split(".", 1)[1])
+                method = trace.name.split(".", 1)[1]
+                found = self._only_method(method)
                 if found is None:
                     continue
                 target, owner = found
-                trace = replace(trace, name=f"{owner}.{trace.name.split('.', 1)[1]}")
+                trace = replace(trace, name=f"{owner}.{method}")
             else:
                 target = self.index.resolve(importer, trace.module)
             if target is None:

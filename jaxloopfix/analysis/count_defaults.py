@@ -23,11 +23,12 @@ its default (`num_epochs: int = 1`) says little about the counts that run.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import libcst as cst
 
-from jaxloopfix.analysis.names import parameters
+from jaxloopfix.analysis.names import assigned_names, parameters
 from jaxloopfix.analysis.source import ParsedModule
 
 # Calls that declare a dataclass or pytree field, with its default as `default=`.
@@ -59,8 +60,7 @@ def field_default(value: cst.BaseExpression) -> int | None:
 def attribute_default(parsed: ParsedModule, function: cst.FunctionDef, expr: cst.Attribute) -> CountDefault | None:
     """`self.attr` in a method (or a function nested in one) of a class of this module."""
     found = method_and_class(parsed, function)
-    params = parameters(found[0], stars=False) if found else []
-    if not (found and params and isinstance(expr.value, cst.Name) and params[0].name.value == expr.value.value
+    if not (found and isinstance(expr.value, cst.Name) and receiver_name(found[0]) == expr.value.value
             and not _decorated(found[0], "staticmethod")):
         return None
     klass = found[1]
@@ -148,8 +148,26 @@ def method_and_class(
     return None
 
 
-def _body_statements(klass: cst.ClassDef) -> list[cst.BaseStatement]:
-    body = klass.body
+def receiver_name(method: cst.FunctionDef) -> str | None:
+    """The name a method's first parameter gives the instance (`self`), if it has one."""
+    params = parameters(method, stars=False)
+    return params[0].name.value if params else None
+
+
+def class_declarations(klass: cst.ClassDef) -> Iterator[tuple[str, cst.BaseExpression | None]]:
+    """Each name the class body declares (`n: int = 3`, `n: int`, `n = 3`), with its value."""
+    for statement in _body_statements(klass):
+        for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+            if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                yield small.target.value, small.value
+            elif isinstance(small, cst.Assign):
+                for target in small.targets:
+                    if isinstance(target.target, cst.Name):
+                        yield target.target.value, small.value
+
+
+def _body_statements(node: cst.ClassDef | cst.FunctionDef) -> list[cst.BaseStatement]:
+    body = node.body
     return list(body.body) if isinstance(body, cst.IndentedBlock) else []
 
 
@@ -158,17 +176,8 @@ def _decorated(function: cst.FunctionDef, name: str) -> bool:
 
 
 def _class_body_default(klass: cst.ClassDef, attr: str) -> int | None:
-    for statement in _body_statements(klass):
-        if not isinstance(statement, cst.SimpleStatementLine):
-            continue
-        for small in statement.body:
-            if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.target.value == attr \
-                    and small.value is not None:
-                return field_default(small.value)
-            if isinstance(small, cst.Assign) and any(
-                    isinstance(t.target, cst.Name) and t.target.value == attr for t in small.targets):
-                return field_default(small.value)
-    return None
+    value = next((value for name, value in class_declarations(klass) if name == attr and value is not None), None)
+    return field_default(value) if value is not None else None
 
 
 def _self_assignments(klass: cst.ClassDef, attr: str) -> list[tuple[cst.FunctionDef, cst.BaseExpression | None]]:
@@ -220,14 +229,7 @@ def _flatten(target: cst.BaseExpression) -> list[cst.BaseExpression]:
 
 
 def _reassigned(function: cst.FunctionDef, name: str) -> bool:
-    from jaxloopfix.analysis.names import assigned_names
-
-    return name in assigned_names(list(_function_statements(function)))
-
-
-def _function_statements(function: cst.FunctionDef) -> list[cst.BaseStatement]:
-    body = function.body
-    return list(body.body) if isinstance(body, cst.IndentedBlock) else []
+    return name in assigned_names(_body_statements(function))
 
 
 def _redeclared_by_subclass(parsed: ParsedModule, klass: cst.ClassDef, attr: str) -> bool:
@@ -237,18 +239,8 @@ def _redeclared_by_subclass(parsed: ParsedModule, klass: cst.ClassDef, attr: str
             continue
         bases = {b.value.value if isinstance(b.value, cst.Name) else b.value.attr.value if isinstance(b.value, cst.Attribute) else ""
                  for b in node.bases}
-        if klass.name.value in bases and (_class_body_default(node, attr) is not None or _self_assignments(node, attr)
-                                          or _declares(node, attr)):
+        if klass.name.value in bases and (any(name == attr for name, _ in class_declarations(node))
+                                          or _self_assignments(node, attr)):
             return True
     return False
 
-
-def _declares(klass: cst.ClassDef, attr: str) -> bool:
-    for statement in _body_statements(klass):
-        if isinstance(statement, cst.SimpleStatementLine):
-            for small in statement.body:
-                if isinstance(small, (cst.AnnAssign, cst.Assign)):
-                    targets = [small.target] if isinstance(small, cst.AnnAssign) else [t.target for t in small.targets]
-                    if any(isinstance(t, cst.Name) and t.value == attr for t in targets):
-                        return True
-    return False

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from jaxloopfix.analysis.arrays import ArrayFacts
-from jaxloopfix.analysis.count_defaults import attribute_default, field_default, parameter_default
+from jaxloopfix.analysis.count_defaults import attribute_default, class_declarations, field_default, parameter_default
 from jaxloopfix.analysis.names import parameters, stored_names
 from jaxloopfix.analysis.plan import RangeBounds
 from jaxloopfix.analysis.source import ParsedModule, descendants
@@ -87,16 +87,11 @@ def _field_defaults(parsed: ParsedModule) -> dict[str, int]:
     for statement in parsed.module.body:
         if not isinstance(statement, cst.ClassDef):
             continue
-        for line in statement.body.body:
-            for small in line.body if isinstance(line, cst.SimpleStatementLine) else ():
-                if not (isinstance(small, (cst.AnnAssign, cst.Assign)) and small.value is not None):
-                    continue
-                targets = [small.target] if isinstance(small, cst.AnnAssign) else [t.target for t in small.targets]
-                value = field_default(small.value)
-                for target in targets:
-                    if isinstance(target, cst.Name) and target.value.isupper():  # named as a constant
-                        key = f".{target.value}"
-                        values[key] = value if values.get(key, value) == value else None
+        for name, declared in class_declarations(statement):
+            if declared is not None and name.isupper():  # named as a constant
+                value = field_default(declared)
+                key = f".{name}"
+                values[key] = value if values.get(key, value) == value else None
     if not any(v is not None for v in values.values()):
         return {}
     for node in parsed.nodes:  # `Consts(N=10)` or `self.N = ...` change it

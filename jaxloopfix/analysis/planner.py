@@ -19,7 +19,7 @@ from jaxloopfix.analysis.containers import BOUND_TO_CONTAINER, KEEPS_NOTHING, NA
 from jaxloopfix.analysis.cross_module import ModuleSite
 from jaxloopfix.analysis.dataflow import LoopDataflow, appended_list, contains
 from jaxloopfix.analysis.index_use import IndexUseChecker, selects_objects
-from jaxloopfix.analysis.count_defaults import method_and_class
+from jaxloopfix.analysis.count_defaults import method_and_class, receiver_name
 from jaxloopfix.analysis.loops import Iteration, IterationAnalyzer, TripCount, maybe_array_reason
 from jaxloopfix.analysis.names import Flow, assigned_names, block_flow, loads, parameters, stored_names
 from jaxloopfix.analysis.plan import Accumulator, Carry, LoopPlan, Sequence
@@ -631,7 +631,7 @@ class LoopPlanner:
             return None
         count = self.parsed.code(iteration.bounds.stop)
         found = method_and_class(self.parsed, self.traced.node)
-        if found is None or not count.startswith(f"{_first_parameter(found[0])}."):
+        if found is None or not count.startswith(f"{receiver_name(found[0]) or 'self'}."):
             return None
         for node in descendants(found[1]):
             built = _modules_per_step(self.parsed, node, self.is_module_class)
@@ -1636,11 +1636,6 @@ PROGRESS_FUNCTIONS = frozenset({"rich.progress.track", "click.progressbar", "ker
 
 # Calls whose result grows as the logarithm of their argument.
 LOGARITHMS = frozenset({"log2", "log", "log10", "bit_length", "frexp"})
-
-
-def _first_parameter(function: cst.FunctionDef) -> str:
-    params = parameters(function, stars=False)
-    return params[0].name.value if params else "self"
 
 
 def _modules_per_step(
