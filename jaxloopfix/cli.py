@@ -561,9 +561,9 @@ def _explain(target: str, settings: Settings, given: list[Path]) -> NoReturn:
     from jaxloopfix.explain import explain, parse_target
     from jaxloopfix.files import SourceError
 
-    path, line = parse_target(target)
+    path, line, cell = parse_target(target)
     try:
-        click.echo(explain(path, line, settings, given or None))
+        click.echo(explain(path, line, settings, given or None, cell))
     except (SourceError, OSError) as exc:
         _fail(f"error: {path}: {exc}")
     sys.exit(0)

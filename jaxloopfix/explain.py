@@ -20,17 +20,24 @@ from jaxloopfix.config import Settings
 from jaxloopfix.diagnostics import Diagnostic
 
 
-def parse_target(target: str) -> tuple[Path, int | None]:
-    """`model.py:42` -> (model.py, 42); `model.py` -> (model.py, None)."""
+def parse_target(target: str) -> tuple[Path, int | None, int | None]:
+    """`model.py:42` -> (model.py, 42, None); `model.py` -> (model.py, None, None); a notebook's
+    `nb.ipynb:cell 5:3` (or `nb.ipynb:5:3`) -> (nb.ipynb, 3, 5): line 3 of cell 5, as `check` names it."""
     head, sep, tail = target.rpartition(":")
-    if sep and tail.isdigit() and head:
-        return Path(head), int(tail)
-    return Path(target), None
+    if not (sep and tail.isdigit() and head):
+        return Path(target), None, None
+    inner, sep, cell = head.rpartition(":")
+    cell = cell.removeprefix("cell ")
+    if sep and cell.isdigit() and inner.endswith(".ipynb"):
+        return Path(inner), int(tail), int(cell)
+    return Path(head), int(tail), None
 
 
-def explain(path: Path, line: int | None, settings: Settings, given: list[Path] | None = None) -> str:
+def explain(path: Path, line: int | None, settings: Settings, given: list[Path] | None = None, cell: int | None = None) -> str:
     """The explanation of `path`'s loops (those containing `line` when given), as text;
-    `given`: the paths the `check` run names, analysed with it as that run analyses them."""
+    `given`: the paths the `check` run names, analysed with it as that run analyses them.
+    A notebook is analysed as `check` analyses it, its code cells joined; its loops are named
+    by cell and line, and `line` is a line of `cell` (every cell's when `cell` is None)."""
     from jaxloopfix import api
     from jaxloopfix.engine import ALL_RULES, is_suppressed, parse
     from jaxloopfix.files import read_source
@@ -38,7 +45,14 @@ def explain(path: Path, line: int | None, settings: Settings, given: list[Path] 
 
     source = read_source(path, max_file_size=settings.max_file_size)
     settings = api.project_settings(path, source.text, settings, given=given)
-    parsed = parse(source.text, str(path))
+    text = source.text
+    notebook = None
+    if path.suffix == ".ipynb":
+        from jaxloopfix.notebook import Notebook
+
+        notebook = Notebook(source.text)
+        text = notebook.module
+    parsed = parse(text, str(path))
     context = FileContext(parsed, settings)
     diagnostics: list[Diagnostic] = []
     for rule in ALL_RULES:
@@ -51,12 +65,21 @@ def explain(path: Path, line: int | None, settings: Settings, given: list[Path] 
     for loop in (n for n in parsed.nodes if type(n) is cst.For):
         start = parsed.position(loop).start.line
         end = parsed.position(loop).end.line
-        if line is not None and not start <= line <= end:
+        shown, first, last = f"{path}:{start}", start, end
+        if notebook is not None:
+            found = notebook.cell_of(start)
+            if found is None:
+                continue
+            shift = found.start_row - 1
+            shown, first, last = f"{path}:cell {found.index + 1}:{start - shift}", start - shift, end - shift
+            if cell is not None and found.index + 1 != cell:
+                continue
+        if line is not None and not first <= line <= last:
             continue
         header = f"for {_short(parsed.code(loop.target), 30)} in {_short(parsed.code(loop.iter), 40)}:"
         func = next((a for a in parsed.ancestors(loop) if isinstance(a, cst.FunctionDef)), None)
         where = f"in `{func.name.value}`" if func is not None else "at module level"
-        out.append(f"{path}:{start}: `{header}` {where}")
+        out.append(f"{shown}: `{header}` {where}")
         if func is None:
             out.append("  not reported: module-level code runs once, on the host, outside any trace")
             continue
@@ -109,6 +132,7 @@ def explain(path: Path, line: int | None, settings: Settings, given: list[Path] 
             out.append(f"  no fix: {diagnostic.no_fix_reason}")
     if not out:
         where = f" at line {line}" if line is not None else ""
+        where += f" of cell {cell}" if cell is not None else ""
         out.append(f"{path}: no `for` loop{where}")
     return "\n".join(out)
 

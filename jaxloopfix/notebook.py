@@ -21,6 +21,7 @@ MARKER = "# jaxloopfix-cell-boundary {index}"
 MARKER_RE = re.compile(r"^# jaxloopfix-cell-boundary (\d+)\r?\n?$")
 MAGIC = re.compile(r"^\s*(%|!|\?)")
 PLACEHOLDER = "#jaxloopfix-magic:"
+PASS = "pass  " + PLACEHOLDER
 
 
 class NotebookError(Exception):
@@ -50,17 +51,31 @@ def _cell_text(cell: dict) -> str:
 
 
 def _hide_magics(text: str) -> str:
+    """A cell magic (`%%time`) comments the whole cell out; a line magic (`!wget ...`, `%env`)
+    becomes `pass` at its indentation, with the line kept in a comment: a block whose only
+    statements are magics (`if not ok:` then `!pip install x`) still parses."""
     lines = text.splitlines(keepends=True)
     if lines and lines[0].lstrip().startswith("%%"):
         return "".join(PLACEHOLDER + line if line.strip() else line for line in lines)
-    return "".join(PLACEHOLDER + line if MAGIC.match(line) else line for line in lines)
+    return "".join(_hidden_line(line) if MAGIC.match(line) else line for line in lines)
+
+
+def _hidden_line(line: str) -> str:
+    indent = line[: len(line) - len(line.lstrip())]
+    return f"{indent}{PASS}{line.lstrip()}"
 
 
 def _restore_magics(text: str) -> str:
-    return "".join(
-        line.split(PLACEHOLDER, 1)[1] if line.lstrip().startswith(PLACEHOLDER) else line
-        for line in text.splitlines(keepends=True)
-    )
+    out = []
+    for line in text.splitlines(keepends=True):
+        stripped = line.lstrip()
+        if stripped.startswith(PASS):  # at the indentation the line has now (a fix may move it)
+            out.append(line[: len(line) - len(stripped)] + stripped[len(PASS):])
+        elif stripped.startswith(PLACEHOLDER):
+            out.append(line.split(PLACEHOLDER, 1)[1])
+        else:
+            out.append(line)
+    return "".join(out)
 
 
 class Notebook:

@@ -289,15 +289,22 @@ def _scan(
         if project_roots is not None and class_flow and any(_mentions(base, BASE_NAMES | project_names) for base in c.bases)
     ]
     exports = bool(exported)
+    # Decorators the project defines (`@staged`, `@utils.staged`): one may apply a transform to
+    # what it decorates (`traced._tracing_decorator`), so the functions they decorate are followed.
+    own_decorators = frozenset(functions) | project_names
+    decorated = [
+        f for group in functions.values() for f in group
+        if any(isinstance(d, (ast.Name, ast.Attribute)) and _root_name(d) in own_decorators for d in f.decorator_list)
+    ]
     if not reexports:
         if not (imports_tracer or exports) or not (functions or project_names or exports):
             return None
-        configured = bool(extra_decorators or extra_base_classes or seeds or exports)
+        configured = bool(extra_decorators or extra_base_classes or seeds or exports or decorated)
         if not configured and not shadows_root and not _names_an_entry(imports, maybe_entries, loaded):
             return None  # nothing here can start a trace: no function is traced, none links elsewhere
     possible, reached, flows = _reach(
         found, frozenset(names), need_loop=need_loop, seeds=seeds, imported=project_names,
-        class_bases=class_bases,
+        class_bases=class_bases, decorated=decorated,
     )
     if reached is not None:
         reached.extend(exported)  # kept, to be passed on to the modules deriving from them
@@ -639,6 +646,7 @@ def _reach(
     seeds: frozenset[str] = frozenset(),
     imported: frozenset[str] = frozenset(),
     class_bases: frozenset[str] = frozenset(),
+    decorated: list[ast.FunctionDef | ast.AsyncFunctionDef] = (),  # type: ignore[assignment]
 ) -> tuple[bool, list[ast.AST] | None, bool]:
     """(whether a rule may fire, the functions that may run traced and the calls making
     them so, None: all of the module; whether a function may reach a tracing call through a
@@ -649,6 +657,7 @@ def _reach(
         f for group in functions.values() for f in group if any(_mentions(d, names) for d in f.decorator_list)
     ]
     work.extend(f for name in seeds for f in functions.get(name.rsplit(".", 1)[-1], ()))
+    work.extend(decorated)
     # NumPyro models: inference traces any function that calls `numpyro.sample` / `factor`.
     work.extend(found.model_functions)
     # Module classes: a base named like a framework's, or a class of this file that is one.

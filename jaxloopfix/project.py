@@ -28,7 +28,7 @@ from jaxloopfix.analysis.cross_module import (
     TraceSeed,
     resolve_relative,
 )
-from jaxloopfix.analysis.declared_types_ast import dotted, import_bindings, module_declaration
+from jaxloopfix.analysis.declared_types_ast import dotted, import_bindings, module_declaration, module_function
 from jaxloopfix.config import Settings
 
 # An indented `def NAME(`: a method or a nested function (`TraceFlow._only_method`).
@@ -54,12 +54,35 @@ def module_name(path: Path | str, packages: dict[str, tuple[tuple[str, ...], Pat
     if suffix != ".py" or not stem.isidentifier():
         return None
     is_package = stem == "__init__"
-    package_parts, root = _package(directory, {} if packages is None else packages)
+    memo = {} if packages is None else packages
+    package_parts, root = _package(directory, memo)
     parts = [*package_parts] if is_package else [*package_parts, stem]
     if not parts:
         return None  # an `__init__.py` whose directory is not a package name
     package = parts if is_package else parts[:-1]
+    if not package:
+        package = list(_namespace_portion(directory, memo))
     return ModuleName(".".join(parts), ".".join(package), root)
+
+
+def _namespace_portion(directory: str, memo: dict[str, tuple[tuple[str, ...], Path]]) -> tuple[str, ...]:
+    """The package a directory without `__init__.py` is a namespace portion of (PEP 420):
+    `pkg/envs/minigrid/` under `pkg/envs/__init__.py` is `pkg.envs.minigrid`, where its files'
+    relative imports (`from ...base import Env`) start, as Python resolves them; `()` when no
+    directory above it, up to the first that is not named like a package, is a package. Its
+    files keep the names they are found by as scripts (`playground`, `minigrid.playground`)."""
+    names: list[str] = []
+    while True:
+        name = os.path.basename(directory)
+        if not name.isidentifier():
+            return ()
+        names.insert(0, name)
+        directory = os.path.dirname(directory)
+        parts, _ = _package(directory, memo)
+        if parts:
+            return (*parts, *names)
+        if os.path.dirname(directory) == directory or len(names) >= NAMESPACE_DEPTH:
+            return ()
 
 
 def _package(directory: str, memo: dict[str, tuple[tuple[str, ...], Path]]) -> tuple[tuple[str, ...], Path]:
@@ -278,6 +301,10 @@ class TraceFlow:
         if tree is None:
             return None
         bindings = import_bindings(tree, self.index.names[path].package)
+        function = module_function(tree, rest)
+        if function is not None:  # a helper's definition, read for how it uses its parameters (`helper_structure`)
+            first = min([function.lineno, *(d.lineno for d in function.decorator_list)])
+            return "".join((self.read(path) or "").splitlines(keepends=True)[first - 1 : function.end_lineno])
         expr = module_declaration(tree, rest)
         if expr is None:
             head, _, tail = rest.partition(".")

@@ -773,3 +773,107 @@ def test_the_library_method_table_holds_what_installed_jax_and_builtins_define()
     for cls in (type(jnp.zeros(1)), dict, list, str):
         missing = {n for n in dir(cls) if not n.startswith("__")} - LIBRARY_METHODS
         assert not missing, (cls, sorted(missing)[:10])
+
+
+SHIFTED_COPIES = {
+    "pkg/__init__.py": "",
+    "pkg/grid.py": """
+        import jax.numpy as jnp
+
+        def shift(values, offset):
+            kept = values[slice(offset, None) if offset >= 0 else slice(None, offset)]
+            return jnp.pad(kept, (max(-offset, 0), max(offset, 0)))
+
+        def weigh(values, offset):
+            return values * values[offset]
+    """,
+    "pkg/features.py": """
+        import functools
+        import jax
+        import jax.numpy as jnp
+        from pkg import grid
+
+        @functools.partial(jax.jit, static_argnums=1)
+        def shifted_copies(x, n_shift):
+            copies = []
+            for offset in range(n_shift):
+                copies.append(jax.vmap(functools.partial(grid.shift, offset=offset))(x))
+            return jnp.stack(copies)
+
+        @jax.jit
+        def weighted(x):
+            out = []
+            for t in range(x.shape[1]):
+                out.append(jax.vmap(functools.partial(grid.weigh, offset=t))(x))
+            return jnp.stack(out)
+    """,
+}
+
+
+def test_an_index_that_sets_slice_bounds_in_a_helper_of_another_module_is_structure(tmp_path: Path) -> None:
+    """`partial(grid.shift, offset=offset)`, where `grid.shift` (another module) slices with one bound
+    set by `offset`: each step works on a different shape, so the loop is left unreported, with the
+    helper and parameter named. `grid.weigh`, which reads `values[offset]` as an element, is
+    reported. Without the project (isolated) the helper is unknown and both loops are reported."""
+    root = _tree(tmp_path, SHIFTED_COPIES)
+    for _ in range(2):  # cold, then from the results cache
+        found = api.check_paths([root], Settings())
+        assert sorted(d.location.row for r in found for d in r.diagnostics) == [16]
+    isolated = api.check_paths([root / "pkg" / "features.py"], Settings(), isolated=True)
+    assert sorted(d.location.row for r in isolated for d in r.diagnostics) == [9, 16]
+    runner = CliRunner()
+    shown = runner.invoke(main, ["check", "--explain", f"{root / 'pkg' / 'features.py'}:9", str(root)])
+    assert "the index `offset` is passed to `shift` as `offset`, which sets one bound of its slices" in shown.output
+
+
+NAMESPACE_PORTION = {
+    "src/pkg/__init__.py": "",
+    "src/pkg/envs/__init__.py": "",
+    "src/pkg/base.py": """
+        import jax
+
+        class Env:
+            @jax.jit
+            def reset(self, key):
+                return self._generate(key)
+
+            def _generate(self, key):
+                return key
+    """,
+    # `src/pkg/envs/grid/` has no `__init__.py`: a namespace portion of `pkg.envs`.
+    "src/pkg/envs/grid/rooms.py": """
+        import jax
+        import jax.numpy as jnp
+
+        from ...base import Env
+
+        class Rooms(Env):
+            def _generate(self, key):
+                doors = jax.random.randint(key, (12, 2), 0, 16)
+                grid = jnp.zeros((16, 16))
+                for i in range(doors.shape[0]):
+                    grid = grid.at[doors[i, 0], doors[i, 1]].set(1.0)
+                return grid
+    """,
+    "src/pkg/envs/grid/helpers.py": "import jax.numpy as jnp\n\n\ndef ones(n):\n    return jnp.ones(n)\n",
+    "scripts/run.py": "import helpers_local\n",
+    "scripts/helpers_local.py": "X = 1\n",
+}
+
+
+def test_a_subclass_in_a_namespace_portion_of_a_package_overrides_the_traced_hook(tmp_path: Path) -> None:
+    """`src/pkg/envs/grid/` has no `__init__.py` but sits in the package `pkg.envs`: Python
+    imports `rooms.py` as `pkg.envs.grid.rooms`, so `from ...base import Env` is `pkg.base.Env`,
+    and the override of the hook the jitted `Env.reset` calls on `self` runs traced. Scripts in a
+    directory outside any package keep importing their siblings by bare name."""
+    from jaxloopfix.project import module_name
+
+    root = _tree(tmp_path, NAMESPACE_PORTION)
+    rooms = module_name(root / "src/pkg/envs/grid/rooms.py")
+    assert rooms is not None and rooms.package == "pkg.envs.grid"
+    script = module_name(root / "scripts/run.py")
+    assert script is not None and (script.name, script.package) == ("run", "")
+    found = _found(root)
+    assert list(found) == ["src/pkg/envs/grid/rooms.py"]
+    [(code, reason)] = found["src/pkg/envs/grid/rooms.py"]
+    assert code == "JLF001" and "a subclass of `Env`" in reason, reason

@@ -550,3 +550,26 @@ def test_a_long_generated_line_splits_as_black_splits_it(line: str, expected: li
     from jaxloopfix.rewrite.format_fixes import _split_line
 
     assert _split_line(line, 88) == expected  # a comment: no split helps
+
+
+def test_explain_names_a_notebooks_loops_by_cell_as_check_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--explain nb.ipynb` explains the loops `check nb.ipynb` reports, named as `check` names
+    them (`nb.ipynb:cell 3:4`); `nb.ipynb:cell 3:4` (or `nb.ipynb:3:4`) picks one loop."""
+    import json
+
+    cells = [
+        {"cell_type": "markdown", "metadata": {}, "source": ["# RNN"]},
+        {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": ["import jax\n", "import jax.numpy as jnp\n"]},
+        {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+         "source": ["@jax.jit\n", "def f(xs):\n", "    h = jnp.zeros(3)\n", "    for t in range(xs.shape[0]):\n",
+                    "        h = jnp.tanh(h + xs[t])\n", "    return h\n"]},
+    ]
+    (tmp_path / "nb.ipynb").write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    monkeypatch.chdir(tmp_path)
+    checked = run("--output-format", "concise", "nb.ipynb")
+    assert "nb.ipynb:cell 3:4:5: JLF002" in checked.stdout, checked.stdout
+    for target in ("nb.ipynb", "nb.ipynb:cell 3:4", "nb.ipynb:3:4"):
+        explained = run("nb.ipynb", "--explain", target)
+        assert explained.stdout.startswith("nb.ipynb:cell 3:4: `for t in range(xs.shape[0]):` in `f`"), explained.stdout
+        assert "reported: JLF002" in explained.stdout
+    assert "no `for` loop at line 4 of cell 2" in run("nb.ipynb", "--explain", "nb.ipynb:cell 2:4").stdout

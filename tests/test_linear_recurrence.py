@@ -258,3 +258,33 @@ def test_message_and_title_name_the_associative_form() -> None:
     assert "associative" not in as_scan.fix.message
     fixed = apply_fixes(text, "m.py", scan_only, unsafe=True)[0]
     assert "lax.scan" in fixed and "associative_scan" not in fixed
+
+
+def test_a_recurrence_without_per_step_input_is_fixed_as_a_scan_that_runs_equal(tmp_path: Path) -> None:
+    """`for _ in range(k): w = w - 0.1 * g` is linear in `w`, but nothing changes from step to
+    step except `w`: there is nothing for the parallel form to scan over, so the fix is the
+    sequential scan, and it runs equal to the loop (the parallel form once rendered a step
+    that did not parse)."""
+    text = textwrap.dedent(
+        """
+        import functools
+
+        import jax
+
+
+        @functools.partial(jax.jit, static_argnums=2)
+        def descend(w, g, steps):
+            for _ in range(steps):
+                w = w - 0.1 * g
+            return w
+        """
+    )
+    (found,) = [d for d in lint_text(text, "m.py", Settings()) if d.code == "JLF002"]
+    assert found.fix is not None and "associative" not in found.fix.message
+    fixed = apply_fixes(text, "m.py", Settings(), unsafe=True)[0]
+    assert "lax.scan" in fixed and "associative_scan" not in fixed
+    (tmp_path / "loop.py").write_text(text)
+    (tmp_path / "fixed.py").write_text(fixed)
+    loop, rewritten = load_module(tmp_path / "loop.py", "no_input_loop"), load_module(tmp_path / "fixed.py", "no_input_fixed")
+    w, g = jnp.linspace(-1.0, 1.0, 5), jnp.cos(jnp.arange(5.0))
+    np.testing.assert_allclose(np.asarray(rewritten.descend(w, g, 7)), np.asarray(loop.descend(w, g, 7)), rtol=1e-6)

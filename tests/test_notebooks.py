@@ -66,3 +66,26 @@ def test_fix_rewrites_the_cell_and_keeps_everything_else(tmp_path: Path, monkeyp
     assert json.dumps(after, indent=1, ensure_ascii=False) + "\n" == fixed_text
     assert CliRunner().invoke(main, ["check", "--fix", "--unsafe-fixes", "rnn.ipynb"]).exit_code == 0
     assert path.read_text(encoding="utf-8") == fixed_text
+
+
+def test_a_block_of_only_shell_magics_parses_and_the_fix_keeps_them(tmp_path: Path, monkeypatch) -> None:
+    """`if not ok:` whose body is only `!wget ...` lines (a download cell): the magics stand in
+    as `pass` for the analysis, so the notebook is checked (not skipped as unparsable), and a fix
+    elsewhere writes every magic back as it was, indentation included."""
+    global CELLS
+    setup = "import os\nif not os.path.exists('data.npz'):\n    !wget -q https://example.org/data.npz\nelse:\n    %env DATA=data.npz\n"
+    saved = CELLS
+    CELLS = [*saved[:1], ("code", setup), *saved[1:]]
+    try:
+        text = notebook_text()
+    finally:
+        CELLS = saved
+    (diagnostic,) = lint_notebook(text, "rnn.ipynb", Settings())
+    assert diagnostic.code == "JLF001" and diagnostic.extra["cell"] == "4"
+    path = tmp_path / "rnn.ipynb"
+    path.write_text(text, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert CliRunner().invoke(main, ["check", "--fix", "--unsafe-fixes", "rnn.ipynb"]).exit_code == 0
+    after = json.loads(path.read_text(encoding="utf-8"))
+    assert "".join(after["cells"][1]["source"]) == setup
+    assert "lax.scan" in "".join(after["cells"][3]["source"])

@@ -122,6 +122,18 @@ CASES = {
                 out.append(h.sum() + acc.sum())
             return jnp.array(out), acc
         """,
+    "enumerate_name_start": """
+        FIRST_ROW = 3
+
+        @jax.jit
+        def f(xs: jax.Array):
+            h = jnp.zeros(4)
+            out = []
+            for i, row in enumerate(xs, start=FIRST_ROW):
+                h = h * 0.5 + row / i
+                out.append(h)
+            return jnp.stack(out), h
+        """,
     "two_loops_same_names": """
         @jax.jit
         def f(xs):
@@ -278,7 +290,7 @@ X = (jnp.arange(24.0).reshape(6, 4) / 10.0, jnp.sin(jnp.arange(35.0)).reshape(7,
 # their fixes are unsafe and say so.
 SAFE = {"proven_offset_range", "proven_reversed_with_buffer"}
 # Cases whose fix is unsafe also because the index is used as a value (a traced int32 in the scan).
-UNSAFE = {"step_two_with_index", "enumerate_zip_start", "two_loops_same_names"}
+UNSAFE = {"step_two_with_index", "enumerate_zip_start", "enumerate_name_start", "two_loops_same_names"}
 
 
 def _load_pair(tmp_path, source: str, fixed: str, label: str):

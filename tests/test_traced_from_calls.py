@@ -337,3 +337,43 @@ def test_fixture_notes_name_the_calls():
     assert len(notes) == 2
     assert "returned by `jax.value_and_grad(loss_fn)(params)`, which received the traced `params`" in notes[0]
     assert "`grad_norm` is traced: returned by `optax.safe_norm(grads, 0.0)`" in notes[1]
+
+
+def test_a_numba_kernel_called_from_jitted_code_is_not_traced() -> None:
+    """`@numba.njit` compiles a function for the host: called from traced code (on NumPy
+    values, at trace time) it never runs under a JAX trace, so its loops are not reported,
+    and neither are those of what only it calls. The jitted caller's own loop still is."""
+    text = textwrap.dedent(
+        """
+        import jax
+        import jax.numpy as jnp
+        import numba
+        import numpy as np
+
+
+        def scale(mat, i):
+            return mat[i, i] * 2.0
+
+
+        @numba.njit(cache=True)
+        def diagonal(mat, out):
+            for i in range(mat.shape[0]):
+                out[i] = scale(mat, i)
+
+
+        def host_table(n):
+            out = np.empty(n)
+            diagonal(np.eye(n), out)
+            return out
+
+
+        @jax.jit
+        def apply(xs):
+            h = jnp.asarray(host_table(4))
+            for t in range(xs.shape[0]):  # expect
+                h = jnp.tanh(h + xs[t])
+            return h
+        """
+    )
+    found = lint_text(text, "t.py", Settings(), prefilter=False)
+    assert [(d.code, d.location.row) for d in found] == [("JLF002", marked_line(text))]

@@ -10,6 +10,7 @@ names what it saw, and that text is what `JAXLOOPFIX_EXPLAIN=1` prints.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable
 
 import libcst as cst
@@ -17,8 +18,8 @@ import libcst as cst
 from jaxloopfix.analysis.arrays import ARRAY_ATTRIBUTES, ARRAY_METHODS, ArrayFacts, is_array_annotation
 from jaxloopfix.analysis.cross_module import ModuleSite
 from jaxloopfix.analysis.declared_types import class_attribute
+from jaxloopfix.analysis.helper_structure import AXIS_PARAMETERS, parse_function, positional_parameters, structural_use
 from jaxloopfix.analysis.host_libraries import computes_on_host
-from jaxloopfix.analysis.index_use import AXIS_PARAMETERS
 from jaxloopfix.analysis.names import block_flow, discards_result, parameters, stored_names
 from jaxloopfix.analysis.source import ParsedModule, descendants, shorten
 from jaxloopfix.analysis.traced import layer_base
@@ -29,6 +30,19 @@ CONTAINER_ANNOTATIONS = frozenset(
      "MutableSequence", "Iterable", "Iterator", "Mapping", "MutableMapping", "Collection", "Deque", "deque",
      "PyTree"}
 )
+# Container annotations a JAX array satisfies as well (it iterates its rows, has a length).
+SATISFIED_BY_ARRAYS = frozenset({"Iterable", "Iterator", "Collection"})
+
+
+def _names_array(annotation: cst.BaseExpression) -> bool:
+    """`jax.Array`, `jnp.ndarray`, `ArrayLike`, `Float[Array, "n"]`: an annotation naming an array."""
+    node = annotation.value if isinstance(annotation, cst.Subscript) else annotation
+    last = node.attr.value if isinstance(node, cst.Attribute) else node.value if isinstance(node, cst.Name) else ""
+    return "Array" in last or last in ("ndarray", "Tensor") or (
+        isinstance(annotation, cst.Subscript) and any(
+            isinstance(e.slice, cst.Index) and _names_array(e.slice.value) for e in annotation.slice))
+
+
 # Calls whose result is a Python container.
 CONTAINER_BUILDERS = frozenset({"builtins.list", "builtins.tuple", "builtins.dict", "builtins.sorted", "builtins.set"})
 # jnp/np functions returning a list of arrays: a deliberate, static unroll.
@@ -264,8 +278,11 @@ class ContainerEvidence:
         if star is not None:
             return star
         annotation = self._annotations.get(name)
-        if annotation is not None and _container_annotation(annotation):
-            return f"`{name}` is annotated `{shorten(self.parsed.code(annotation), 40)}`, a Python container"
+        container = self._declared_container(annotation) if annotation is not None else None
+        if container is not None:  # `xs: tuple[int, ...]`, or `xs: Shape` with `Shape = tuple[int, ...]` here or in the project
+            shown = shorten(self.parsed.code(annotation), 40)  # type: ignore[arg-type]
+            named = f", which names `{container}`" if container != shown else ""
+            return f"`{name}` is annotated `{shown}`{named}, a Python container"
         values = self.local_values.get(name) or []
         if not values and name not in self._annotations:
             values = self._enclosing_values(name) or self._module_values(name)
@@ -351,6 +368,38 @@ class ContainerEvidence:
                         if any(isinstance(t, cst.Name) and t.value == name for t in targets):
                             out.append(small.value)
         return out
+
+    def passed_at_every_call(self, name: str) -> str | None:
+        """A parameter every call of this function in the module passes a list or tuple literal
+        (`refine([q, 2 * q], [g, g[::2]])`, `self.refine(...)` for a method): Python containers."""
+        params = [p.name.value for p in (*self.func.params.posonly_params, *self.func.params.params)]
+        if name not in params or name in ("self", "cls") or name in self._annotations:
+            return None
+        method = isinstance(self.parsed.parent(self.parsed.parent(self.func) or self.func), cst.ClassDef)
+        position = params.index(name) - (1 if method and params[0] in ("self", "cls") else 0)
+        own = self.func.name.value
+        passed: list[cst.BaseExpression] = []
+        for node in _calls_named(self.parsed, own):
+            func = node.func
+            if method:
+                called = isinstance(func, cst.Attribute) and func.attr.value == own and isinstance(func.value, cst.Name) \
+                    and func.value.value in ("self", "cls")
+            else:
+                called = isinstance(func, cst.Name) and func.value == own
+            if not called:
+                continue
+            if any(a.star for a in node.args):
+                return None
+            keyword = [a.value for a in node.args if a.keyword is not None and a.keyword.value == name]
+            positional = [a.value for a in node.args if a.keyword is None]
+            value = keyword[0] if keyword else (positional[position] if 0 <= position < len(positional) else None)
+            if not isinstance(value, (cst.List, cst.Tuple, cst.ListComp)):
+                return None  # a call passes something else, or relies on a default
+            passed.append(value)
+        if not passed:
+            return None
+        shown = shorten(self.parsed.code(passed[0]), 40)
+        return f"`{name}` is passed a list or tuple literal at every call in this module (`{shown}`), a Python container"
 
     def _enclosing_values(self, name: str) -> list[cst.BaseExpression | str]:
         """Values a closure variable is bound to in the functions that enclose this one."""
@@ -510,34 +559,52 @@ class ContainerEvidence:
         return None
 
     def _ragged_helper(self, loop: cst.For, index: str | None) -> str | None:
-        """`_block_det(x, i, n)` where the module-level helper slices `x[k + 1:n]` with its
-        parameter, or marks it static: each step computes on a different shape (or compiles
-        separately), distinct computations the helper's author wrote per index."""
+        """`_block_det(x, i, n)` where the helper slices `x[k + 1:n]` with its parameter, marks it
+        static or takes it as an axis (`helper_structure`): each step computes on a different
+        shape, or along a different axis, distinct computations the helper's author wrote per index. The helper is a
+        function of this module or one imported from another project module, called directly or
+        bound by `functools.partial(helper, offset=i)`."""
         if index is None:
             return None
-        helpers = {s.name.value: s for s in self.parsed.module.body if isinstance(s, cst.FunctionDef)}
         for node in _own_descendants(loop.body):
-            if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Name)):
+            if not isinstance(node, cst.Call):
                 continue
-            helper = helpers.get(node.func.value)
-            if helper is None or helper is self.func:
+            target, args = node.func, list(node.args)
+            if isinstance(target, (cst.Name, cst.Attribute)) and self.parsed.qualified_name(target) == "functools.partial" and args:
+                target, args = args[0].value, args[1:]  # `partial(f, a)` binds `a` to f's first parameter
+            helper = self._helper_function(target)
+            if helper is None:
                 continue
-            params = [p.name.value for p in (*helper.params.posonly_params, *helper.params.params)]
-            for position, arg in enumerate(node.args):
+            params = positional_parameters(helper)
+            for position, arg in enumerate(args):
                 if arg.star or not (isinstance(arg.value, cst.Name) and arg.value.value == index):
                     continue
                 param = arg.keyword.value if arg.keyword is not None else (
                     params[position] if position < len(params) else None
                 )
-                if param is None:
-                    continue
-                why = _ragged_use(self.parsed, helper, param, position)
+                why = structural_use(helper, param) if param is not None else None
                 if why is not None:
-                    return (
-                        f"the index `{index}` is passed to `{helper.name.value}` as `{param}`, {why}: each step "
-                        "computes on a different shape, distinct computations rather than steps along one axis"
-                    )
+                    return f"the index `{index}` is passed to `{helper.name}` as `{param}`, {why}"
         return None
+
+    def _helper_function(self, target: cst.BaseExpression) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The definition `target` calls: a module-level function of this module (not the one
+        analysed), or one another project module defines (asked of the project pass)."""
+        if isinstance(target, cst.Name):
+            for statement in self.parsed.module.body:
+                if isinstance(statement, cst.FunctionDef) and statement.name.value == target.value:
+                    return None if statement is self.func else parse_function(self.parsed.code(statement))
+        if self.site is None or not isinstance(target, (cst.Name, cst.Attribute)):
+            return None
+        qualified = self.parsed.qualified_name(target)
+        absolute = self.site.absolute(qualified) if qualified else None
+        if absolute is None:
+            return None
+        text = self.site.declared_type(absolute)
+        if text is None:
+            self.ask(absolute)
+            return None
+        return parse_function(text)
 
     def _shifted_windows(self, loop: cst.For, index: str | None) -> str | None:
         """`x[:, start:end]` with bounds that shift with the index over a count that is not a
@@ -741,9 +808,9 @@ class ContainerEvidence:
             if isinstance(parent, cst.Call) and parent.func is node:
                 # A different function or module per step: never one scan step.
                 return f"the index selects `{code}`, which is called (a list of layers or functions)"
-            if self.facts.is_array(node.value) or (
+            if (self.facts.is_array(node.value) or (
                 isinstance(node.value, cst.Attribute) and node.value.attr.value == "at" and self.facts.is_array(node.value.value)
-            ):
+            )) and not self._only_through_containers(node, index):
                 array_read = True  # strong evidence of array work wins over the weaker kinds below
             if found is not None:
                 continue
@@ -766,6 +833,16 @@ class ContainerEvidence:
             return None
         return found
 
+    def _only_through_containers(self, node: cst.Subscript, index: str) -> bool:
+        """`grid.at[doors[i][0]]` with `doors` a Python container: the array is indexed by what
+        the index selects from the container (a Python value), never by the index itself."""
+        uses = [n for element in node.slice for n in descendants(element.slice) if isinstance(n, cst.Name) and n.value == index]
+        for use in uses:
+            selector = self.parsed.parent(self.parsed.parent(self.parsed.parent(use)))  # Name <- Index <- SubscriptElement <- Subscript
+            if not (isinstance(selector, cst.Subscript) and isinstance(selector.value, cst.Name) and self.name(selector.value.value)):
+                return False
+        return bool(uses)
+
     def _no_array_work(self, loop: cst.For) -> str | None:
         """A body with no arithmetic, no call into JAX and no call of a function, module or
         method beyond Python's own container and string helpers builds Python structure only
@@ -775,7 +852,8 @@ class ContainerEvidence:
         Text is Python structure too: string concatenation (`label += "</b>"`), and calls whose
         result is formatted into an f-string (`f"{keystr(key)}"`). So is a call of the function
         itself (`out.extend(walk(sub))`: a recursive walk over nested structure, whose own loops
-        are judged on their own) and a call that only reads static metadata (`jax.typeof(x)`)."""
+        are judged on their own) and a call that only reads static metadata (`jax.typeof(x)`).
+        Element-wise logic on comparisons (`(a < b) | m`) is array work: Python logic is `and`/`or`."""
         recursive = False
         wrapper = ""
         host = ""
@@ -790,6 +868,10 @@ class ContainerEvidence:
         for node in nodes:
             if id(node) in inside_host:
                 continue
+            if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.BitOr, cst.BitAnd)) and any(
+                isinstance(side, cst.Comparison) for side in (node.left, node.right)
+            ):
+                return None  # `(xk < yk) | ((xk == yk) & p)`: element-wise logic on masks (Python writes `and`/`or`)
             if isinstance(node, cst.BinaryOperation) and not isinstance(node.operator, (cst.BitOr, cst.BitAnd)):
                 if not _text_operation(node):
                     if not self.is_python(node):
@@ -1045,36 +1127,20 @@ class ContainerEvidence:
         return None
 
 
-def _ragged_use(parsed: ParsedModule, helper: cst.FunctionDef, param: str, position: int) -> str | None:
-    """How a helper makes its shapes depend on `param`: a static argument of its `jit`, or a
-    slice with one bound set by it (`x[k + 1:n]`; `x[k:k + 1]` keeps its size)."""
-    for decorator in helper.decorators:
-        expr = decorator.decorator
-        if not isinstance(expr, cst.Call):
-            continue
-        for arg in expr.args:
-            if arg.keyword is None:
-                continue
-            value = arg.value
-            if arg.keyword.value == "static_argnums":
-                items = value.elements if isinstance(value, (cst.Tuple, cst.List)) else []
-                ints = [e.value.value for e in items if isinstance(e.value, cst.Integer)]
-                if isinstance(value, cst.Integer):
-                    ints.append(value.value)
-                if str(position) in ints:
-                    return "which its `jit` marks static"
-            if arg.keyword.value == "static_argnames" and param in parsed.code(value):
-                return "which its `jit` marks static"
-    for node in descendants(helper.body):
-        if not isinstance(node, cst.Slice):
-            continue
-        reads = [
-            any(isinstance(n, cst.Name) and n.value == param for n in descendants(b)) if b is not None else False
-            for b in (node.lower, node.upper)
-        ]
-        if reads[0] != reads[1]:
-            return "which sets one bound of its slices"
-    return None
+def _calls_named(parsed: ParsedModule, name: str) -> list[cst.Call]:
+    """The calls of this module whose callee's last name is `name` (`f(...)`, `self.f(...)`),
+    indexed once per text."""
+    kept = parsed.kept("calls by name")
+    if "index" not in kept:
+        index: dict[str, list[cst.Call]] = {}
+        for node in parsed.nodes:
+            if type(node) is cst.Call:
+                func = node.func
+                last = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
+                if last is not None:
+                    index.setdefault(last, []).append(node)
+        kept["index"] = index
+    return kept["index"].get(name, [])
 
 
 # Methods that store into the object they are called on.
@@ -1212,6 +1278,11 @@ def _rooted_at_self(expr: cst.BaseExpression) -> bool:
 
 def _container_annotation(annotation: cst.BaseExpression) -> bool:
     node = annotation.value if isinstance(annotation, cst.Subscript) else annotation
+    name = node.attr.value if isinstance(node, cst.Attribute) else node.value if isinstance(node, cst.Name) else None
+    if name in SATISFIED_BY_ARRAYS:
+        # An array is an `Iterable` too: only an item type that is not an array says more.
+        items = [e.slice.value for e in annotation.slice if isinstance(e.slice, cst.Index)] if isinstance(annotation, cst.Subscript) else []
+        return bool(items) and not any(_names_array(item) for item in items)
     if isinstance(node, cst.Attribute):
         return node.attr.value in CONTAINER_ANNOTATIONS
     if isinstance(node, cst.Name):

@@ -13,6 +13,15 @@ import ast
 PROPERTIES = frozenset({"property", "cached_property", "functools.cached_property"})
 
 
+def module_function(tree: ast.Module, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The module-level function `name` of `tree` (its last definition), else None."""
+    found = None
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            found = node
+    return found
+
+
 def module_declaration(tree: ast.Module, rest: str) -> ast.expr | None:
     """What module `tree` declares for `rest`: `Alias` (a module-level `Alias = T`, `Alias: TypeAlias
     = T` or `type Alias = T`) or `Class.attr` (as `class_attribute`)."""

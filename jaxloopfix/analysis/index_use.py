@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from jaxloopfix.analysis.arrays import JAX_ARRAY_ATTRIBUTES, ArrayFacts
+from jaxloopfix.analysis.helper_structure import AXIS_PARAMETERS
 from jaxloopfix.analysis.names import loads, stored_names
 from jaxloopfix.analysis.value_kinds import ARRAY, CONTAINER, ValueKinds
 from jaxloopfix.analysis.source import ParsedModule, descendants, names_in, shorten
@@ -239,19 +240,11 @@ class IndexUseChecker:
                 return None
         return None
 
-    def _axis_parameter(self, call: cst.Call, arg: cst.Arg, position: int) -> str | None:
-        """The axis parameter `arg` binds: `axis=i` to any call, or the position of a parameter
-        named `axis` of a function of this module (`helper(x, i)` with `def helper(x, axis)`)."""
-        if arg.keyword is not None:
-            return arg.keyword.value if arg.keyword.value in AXIS_PARAMETERS else None
-        if arg.star or not isinstance(call.func, cst.Name):
-            return None
-        helper = next((s for s in self.parsed.module.body if isinstance(s, cst.FunctionDef) and s.name.value == call.func.value), None)
-        if helper is None:
-            return None
-        params = [*helper.params.posonly_params, *helper.params.params]
-        if position < len(params) and params[position].name.value in AXIS_PARAMETERS:
-            return params[position].name.value
+    def _axis_parameter(self, arg: cst.Arg) -> str | None:
+        """`axis=i` to any call: the axis parameter `arg` binds. (A helper's parameter that takes
+        the index as an axis is `helper_structure`'s evidence, found before planning.)"""
+        if arg.keyword is not None and arg.keyword.value in AXIS_PARAMETERS:
+            return arg.keyword.value
         return None
 
     def _shown(self, code: str) -> str:
@@ -276,7 +269,7 @@ class IndexUseChecker:
         func = call.func
         qname = self.parsed.qualified_name(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
         position = next(i for i, a in enumerate(call.args) if a is arg)
-        axis = self._axis_parameter(call, arg, position)
+        axis = self._axis_parameter(arg)
         if axis is not None:
             result.container = (
                 f"the loop index {self._shown(code)} is an axis (`{axis}=` of `{shorten(self.parsed.code(func), 30)}`): "
@@ -322,8 +315,6 @@ class IndexUseChecker:
         )
 
 
-# Parameters that take an axis: a loop passing its index there steps over axes.
-AXIS_PARAMETERS = frozenset({"axis", "axes", "dim", "dims", "axis1", "axis2", "source", "destination"})
 
 
 def _value_loads(expr: cst.BaseExpression) -> list[cst.Name]:

@@ -278,6 +278,10 @@ def find_linear_recurrence(plan: LoopPlan, parsed: ParsedModule) -> tuple[Linear
         return None, "the loop has no fix"
     if plan.selects or plan.stacked_lists:
         return None, "the step selects with `jnp.where` or indexes stacked lists"
+    if not plan.sequences and not (plan.index_used and plan.index is not None):
+        # `for _ in range(k): h = h - 0.1 * g`: no per-step input to lay the steps' coefficients
+        # along; the parallel form has nothing to scan over.
+        return None, "no value changes from step to step but the carry (no per-step input)"
     carries = [c for c in plan.carries if not c.buffer]
     buffers = {c.name for c in plan.carries if c.buffer}
     if len(carries) != 1:

@@ -476,8 +476,8 @@ class IterationAnalyzer:
                 start = a.value
         if not positional or any(a.star for a in call.args):
             return None
-        if start is not None and not isinstance(start, cst.Integer):
-            return None
+        if start is not None and not isinstance(start, (cst.Integer, cst.Name, cst.Attribute)):
+            return None  # `start=offset` reads a Python int once (`enumerate` needs one); a call could do more
         source = positional[0].value
         backwards: set[str] = set()
         if isinstance(element, cst.Name):

@@ -291,7 +291,14 @@ class LoopPlanner:
             growth = self._growth(body, name)
             if growth is None and not isinstance(value, (cst.Tuple, cst.List, cst.Dict)):
                 growth = self._self_indexed(body, name)
-            if growth:
+            if growth and isinstance(value, cst.List) and _extended_by_lists(body, name):
+                # `losses = []`, then `losses += [loss]` each step: a Python list of per-step
+                # values, as `losses.append(loss)` builds; the steps themselves keep their shapes.
+                b.refuse(
+                    f"`{name}` collects per-step values with `{growth}`; written `{name}.append(...)` the fix "
+                    "would return them as the scan's stacked outputs"
+                )
+            elif growth:
                 b.refuse(f"the carry `{name}` changes shape every step (`{growth}`); `lax.scan` needs a fixed carry shape")
                 if _fixed_window(body, name, b.body_assigned | b.loop_names) is None:
                     b.reshaped = b.reshaped or f"the carry `{name}` changes shape every step (`{growth}`)"
@@ -568,6 +575,20 @@ class LoopPlanner:
                 )
         return None
 
+    def passed_containers(self, loop: cst.For, iteration: Iteration | None) -> str | None:
+        """The loop iterates a parameter (alone, or zipped, enumerated, reversed) that every call of
+        the function in this module passes a list or tuple literal (`match([t, 0.5 * t], [img,
+        img[::2]])`): Python containers. Weaker than what the function itself shows, so tried after it."""
+        iterable = _unwrapped(loop.iter, ("enumerate", "reversed"))
+        names = [iterable] if isinstance(iterable, cst.Name) else []
+        if isinstance(iterable, cst.Call) and self.parsed.qualified_name(iterable.func) == "builtins.zip":
+            names = [a.value for a in iterable.args if isinstance(a.value, cst.Name)]
+        for name in names:
+            found = self.evidence.passed_at_every_call(name.value)  # type: ignore[union-attr]
+            if found is not None:
+                return found
+        return None
+
     def python_body(self, loop: cst.For, iteration: Iteration | None) -> str | None:
         """What the body does (`ContainerEvidence.body`): builds modules or objects, keys dict
         entries, stores nothing, works on ragged shapes."""
@@ -597,7 +618,7 @@ class LoopPlanner:
             return None
         return (
             f"every value it stores is a Python value at trace time ({_evidence(kinds)}): it computes "
-            "Python ints or text, not array work"
+            "Python values (ints, text, functions, NumPy arrays on the host), not array work"
         )
 
     def static_inner_loop(self, loop: cst.For, iteration: Iteration | None) -> str | None:
@@ -1623,6 +1644,7 @@ SKIP_RULES: tuple[Callable[[LoopPlanner, cst.For, Iteration | None], str | None]
     LoopPlanner.python_body,
     LoopPlanner.python_values,
     LoopPlanner.items_may_be_none,
+    LoopPlanner.passed_containers,
     LoopPlanner.static_inner_loop,
     LoopPlanner.few_steps,
     LoopPlanner.module_depth,
@@ -1812,3 +1834,19 @@ def _evidence(kinds: dict[str, Kind]) -> str:
         elif kind.why:
             parts.append(f"`{name}` is {kind.why}")
     return "; ".join(parts) if parts else "literals"
+
+
+
+def _extended_by_lists(body: list[cst.BaseStatement], name: str) -> bool:
+    """Every growth of `name` in the body is `name += [y]`: a list extended by a list, as
+    `name.append(y)` would."""
+    found = False
+    for statement in _all_statements(body):
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name) and small.target.value == name:
+                if not (isinstance(small.operator, cst.AddAssign) and isinstance(small.value, cst.List)):
+                    return False
+                found = True
+    return found

@@ -24,6 +24,7 @@ from functools import cached_property
 
 import libcst as cst
 
+from jaxloopfix.analysis.helper_structure import parse_function, traces_parameter
 from jaxloopfix.analysis.library_methods import LIBRARY_METHODS
 from jaxloopfix.analysis.cross_module import (
     BY_NAME,
@@ -98,6 +99,8 @@ FILTER_TRANSFORMS: frozenset[str] = frozenset(
      "equinox.filter_pmap", "equinox.filter_checkpoint"}
 )
 # Functions whose first argument runs on the host with concrete values, not under the trace.
+# Packages whose decorators compile a function for the host (`numba.njit`): never traced.
+HOST_COMPILERS = frozenset({"numba"})
 HOST_CALLBACKS: frozenset[str] = frozenset(
     {"jax.debug.callback", "jax.pure_callback", "jax.experimental.io_callback", "jax.experimental.host_callback.id_tap",
      "jax.experimental.host_callback.call", "jax.experimental.io_callback.io_callback"}
@@ -647,6 +650,16 @@ class TracedFinder:
                 found[owner] = parsed.code(func)
         return found
 
+    def _factory_results(self, call: cst.Call) -> list[cst.FunctionDef]:
+        """`jax.jit(build_kernel(cfg))`: a transform applied to what a factory of this module returns."""
+        if self.transform_of(call.func) is None:
+            return []
+        positional = [a.value for a in call.args if a.keyword is None and not a.star]
+        inner = positional[0] if positional else None
+        if not isinstance(inner, cst.Call) or self.transform_of(inner.func) is not None or self._qname_in(inner.func, PARTIAL):
+            return []
+        return [func for func in self._returned_functions(inner) if func not in self.traced]
+
     def _returned_functions(self, call: cst.Call) -> list[cst.FunctionDef]:
         """`make_loss(cfg)`: the functions a factory defines inside itself and returns by name."""
         factory = self.resolve_function(call.func)
@@ -664,12 +677,13 @@ class TracedFinder:
     def _passed_functions(self, expr: cst.Name, depth: int) -> list[cst.FunctionDef]:
         """For a parameter `model` of `run_inference`: the functions (or aliases of them) that
         calls of `run_inference` in this module pass in its place."""
-        caller = next((a for a in self.parsed.ancestors(expr) if isinstance(a, cst.FunctionDef)), None)
+        # The function whose parameter it is: the nearest enclosing one with a parameter of that
+        # name (`def build(kernel): def run(x): return kernel(x)` reads `build`'s).
+        caller = next((a for a in self.parsed.ancestors(expr) if isinstance(a, cst.FunctionDef)
+                       and expr.value in [p.name.value for p in (*a.params.posonly_params, *a.params.params)]), None)
         if caller is None:
             return []
         params = [p.name.value for p in (*caller.params.posonly_params, *caller.params.params)]
-        if expr.value not in params:
-            return []
         position = params.index(expr.value)
         out: list[cst.FunctionDef] = []
         for call in self._calls_of(caller):
@@ -795,7 +809,7 @@ class TracedFinder:
             while work:
                 current = work.pop()
                 for inner, reason in self._reached_from(current):
-                    if inner not in self.traced:
+                    if inner not in self.traced and not self._host_compiled(inner):
                         traced = TracedFunction(inner, reason)
                         self.traced[inner] = traced
                         work.append(traced)
@@ -843,10 +857,14 @@ class TracedFinder:
         for func in functions:
             for decorator in func.decorators:
                 transform = self.transform_of(decorator.decorator)
+                applies = ""
+                if transform is None:
+                    transform = self._tracing_decorator(decorator.decorator)
+                    applies = f", which applies `{transform.name}` to it" if transform is not None else ""
                 if transform is not None:
                     self._mark(
                         func,
-                        f"decorated with `@{parsed.code(decorator.decorator)}`",
+                        f"decorated with `@{parsed.code(decorator.decorator)}`{applies}",
                         transform,
                     )
                     break
@@ -861,6 +879,10 @@ class TracedFinder:
                 if isinstance(owner, cst.ClassDef) and isinstance(self.wrapped_target(call)[0], cst.Attribute):  # type: ignore[index]
                     self._wrapped_self.append((owner, func.name.value))
             elif wrapped is None:
+                for func in self._factory_results(call):
+                    # `jax.jit(build_kernel(cfg))`: the function the factory defines and returns.
+                    self._mark(func, self._at_line(f"returned by the factory wrapped by `{shorten(parsed.code(call))}`", call),
+                               _Transform(self.transform_of(call.func).name, *_static_args(list(call.args), self._constant), set()))  # type: ignore[union-attr]
                 # `loss_fn = make_loss(cfg)` then `jax.grad(loss_fn)`: what the alias may name.
                 target = self.wrapped_target(call)
                 if target is not None and isinstance(target[0], cst.Lambda):
@@ -1032,6 +1054,38 @@ class TracedFinder:
                         reason = self._at_line(f"method `__call__` of `{target.name.value}`, lifted by `{lifted}`", call)
                         self._seed(statement, reason, transformed=False)
 
+    def _tracing_decorator(self, expr: cst.BaseExpression) -> _Transform | None:
+        """`@staged` where the project's `staged(method)` returns a wrapper around
+        `jax.jit(method, ...)` (`helper_structure.traces_parameter`): a transform spelled by the
+        project, defined in this module or imported from another (whose source the project
+        pass hands over when asked)."""
+        if not isinstance(expr, (cst.Name, cst.Attribute)):
+            return None
+        local = self.resolve_function(expr)
+        if local is not None:
+            wrapper = parse_function(self.parsed.code(local))
+        else:
+            imported = self._imported(expr)
+            if imported is None or self.site is None:
+                return None
+            qualified = ".".join(imported)
+            text = self.site.declared_type(qualified)
+            if text is None:
+                self.links.declarations.add(qualified)
+                return None
+            wrapper = parse_function(text)
+        found = traces_parameter(wrapper) if wrapper is not None else None
+        return _Transform(found[0], found[1], found[2]) if found is not None else None
+
+    def _host_compiled(self, func: cst.FunctionDef) -> bool:
+        """`@numba.njit`, `@nb.jit(nopython=True)`: compiled for the host by another compiler; a
+        call from traced code runs it on concrete NumPy values, never under a JAX trace."""
+        for decorator in func.decorators:
+            expr = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
+            if isinstance(expr, (cst.Name, cst.Attribute)) and (self._qname(expr) or "").split(".", 1)[0] in HOST_COMPILERS:
+                return True
+        return False
+
     def _reached_from(self, traced: TracedFunction) -> list[tuple[cst.FunctionDef, str | Callable[[], str]]]:
         """The functions a traced function's body traces, with why; what it reaches in other
         modules goes to `links`. It depends on the text and `settings_key` alone, so it is kept
@@ -1080,6 +1134,13 @@ class TracedFinder:
                             f"`{outer.name.value}`", node)))
                 elif callee is not None and callee is not outer:
                     found.append((callee, finder._at_line(f"called from traced function `{outer.name.value}`", node)))
+                elif callee is None and isinstance(node.func, cst.Name) and (named := finder._aliased_functions(node.func)):
+                    # `op(a, b)` with `op` a parameter (`compare(a, b, less_eq)`), a local alias or a
+                    # factory's result: Python calls what the name is bound to.
+                    for function in named:
+                        if function is not outer:
+                            found.append((function, finder._at_line(
+                                f"called as `{node.func.value}` (bound to it) from traced function `{outer.name.value}`", node)))
                 elif callee is None and (made := finder._called_instance(node.func, outer)) is not None:
                     method, cls = made
                     if method is not outer:
@@ -1250,7 +1311,29 @@ class TracedFinder:
             values = self._simple_assignments(caller).get(expr.value, [])
             if len(values) == 1:
                 return self._instance_class(values[0], caller, depth + 1)
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+            found = {self._instance_class(value, method, depth + 1) for method, value in self._self_assignments(caller, expr.attr.value)}
+            return found.pop() if len(found) == 1 else None
         return None
+
+    def _self_assignments(self, caller: cst.FunctionDef, attr: str) -> list[tuple[cst.FunctionDef, cst.BaseExpression]]:
+        """`self.estimator = Exact()` in any method of the class `caller` is a method of (its
+        `__init__`, `setup`): each (method, value) that assigns `self.<attr>`."""
+        cls = self.parsed.parent(self.parsed.parent(caller) or caller)
+        if not isinstance(cls, cst.ClassDef):
+            return []
+        found: list[tuple[cst.FunctionDef, cst.BaseExpression]] = []
+        for method in cls.body.body:
+            if not isinstance(method, cst.FunctionDef):
+                continue
+            for node in descendants(method):
+                targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else (
+                    [node.target] if isinstance(node, cst.AnnAssign) and node.value is not None else [])
+                for target in targets:
+                    if isinstance(target, cst.Attribute) and target.attr.value == attr and isinstance(target.value, cst.Name) \
+                            and target.value.value == "self":
+                        found.append((method, node.value))  # type: ignore[arg-type]
+        return found
 
     def _declared_receiver_methods(self, attr: cst.Attribute, caller: cst.FunctionDef) -> list[tuple[cst.FunctionDef, str]]:
         """`env.reset_level(...)` where a parameter is declared `env: 'JaxGravitar'` (in this

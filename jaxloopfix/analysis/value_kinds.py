@@ -27,6 +27,7 @@ from functools import cached_property
 
 import libcst as cst
 
+from jaxloopfix.analysis.host_libraries import computes_on_host
 from jaxloopfix.analysis.names import assigned_names, parameters
 
 # Methods only arrays have (no list, dict, tuple or module has them): a traced argument they are
@@ -243,7 +244,39 @@ class ValueKinds:
             return Kind(STATIC, why=f"`{name}`, a module constant") if name in self.constants else self._module_literals[name]
         if name in ("True", "False", "None"):
             return Kind(STATIC, why=f"`{name}`")
+        if self._defined_function(name) is not None:
+            return Kind(STATIC, why=f"the function `{name}`")  # a Python object at trace time, never an array
         return UNKNOWN_KIND
+
+    def _defined_function(self, name: str) -> cst.FunctionDef | None:
+        """The `def` that binds `name` where this function reads it: nested in it or in a function
+        enclosing it, or at module level (None when an assignment may bind it too)."""
+        known = self.__dict__.setdefault("_defined", {})
+        if name not in known:
+            known[name] = self._find_defined_function(name)
+        return known[name]
+
+    def _find_defined_function(self, name: str) -> cst.FunctionDef | None:
+        scopes = [a for a in self.parsed.ancestors(self.func) if isinstance(a, cst.FunctionDef)]
+        for scope in [self.func, *scopes]:
+            body = scope.body.body if isinstance(scope.body, cst.IndentedBlock) else []
+            found = [s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == name]
+            if found:
+                return found[0] if name not in assigned_names([s for s in body if not isinstance(s, cst.FunctionDef)]) else None
+        module = self.parsed.module.body
+        found = [s for s in module if isinstance(s, cst.FunctionDef) and s.name.value == name]
+        return found[0] if found and name not in assigned_names([s for s in module if not isinstance(s, cst.FunctionDef)]) else None
+
+    def _returns_functions(self, func: cst.FunctionDef) -> bool:
+        """`def diff(f): return lambda t: ...`: every `return` gives a lambda or a function defined
+        inside it: calling it builds a function, a Python object."""
+        inner = {s.name.value for s in (func.body.body if isinstance(func.body, cst.IndentedBlock) else [])
+                 if isinstance(s, cst.FunctionDef)}
+        returns = [n for n in walk(func.body, lambda n: type(n) not in (cst.FunctionDef, cst.Lambda, cst.ClassDef))
+                   if isinstance(n, cst.Return)]
+        return bool(returns) and all(
+            isinstance(r.value, cst.Lambda) or (isinstance(r.value, cst.Name) and r.value.value in inner) for r in returns
+        )
 
     @cached_property
     def _module_literals(self) -> dict[str, Kind]:
@@ -283,6 +316,8 @@ class ValueKinds:
             return Kind(STATIC, why=f"the literal `{code}`" if len(code) < 30 else "a literal")
         if isinstance(expr, cst.Name):
             return self.of_name(expr.value)
+        if isinstance(expr, cst.Lambda):
+            return Kind(STATIC, why="a `lambda`")
         if isinstance(expr, cst.Attribute):
             return self._attribute(expr)
         if isinstance(expr, cst.Subscript):
@@ -388,6 +423,10 @@ class ValueKinds:
         code = self.parsed.code(expr)
         shown = f"`{code}`" if len(code) < 40 else f"`{self.parsed.code(func)}(...)`"
         args = [a.value for a in expr.args if a.keyword is None]
+        if isinstance(func, cst.Name) and func.value not in self.env and func.value not in self._parameters:
+            defined = self._defined_function(func.value)
+            if defined is not None and self._returns_functions(defined):
+                return Kind(STATIC, why=f"a function `{func.value}` builds")
         if qname is not None and qname.startswith("builtins."):
             name = qname.removeprefix("builtins.")
             if name in CONVERSIONS and not all(self.of(a).python for a in args):
@@ -424,6 +463,10 @@ class ValueKinds:
             kinds = [self.of(a) for a in args]
             if kinds and all(k.python for k in kinds):
                 return Kind(STATIC, why=shown)
+            if computes_on_host(qname):
+                # `np.linspace(0, 1, n)`, `np.zeros((n, n))`: NumPy computes it on the host (handed a
+                # tracer it raises, at the call), so what it returns is a concrete host value.
+                return Kind(STATIC, why=f"{shown}, computed on the host")
             return UNKNOWN_KIND
         if isinstance(func, cst.Attribute) and func.attr.value in ("items", "keys", "values") and not args:
             base = self.of(func.value)
@@ -532,7 +575,11 @@ class ValueKinds:
                     method = value.func.attr.value  # type: ignore[attr-defined]
                     kind = Kind(CONTAINER, added.items() if method in ("extend", "update") else added)
                 elif how == "store":
-                    kind = Kind(CONTAINER, self._in_round(value, before))  # type: ignore[arg-type]
+                    stored = self._in_round(value, before)  # type: ignore[arg-type]
+                    held = (self.env.get(target.value) or before.get(target.value)) if isinstance(target, cst.Name) else None
+                    # `w = np.zeros((n, n))`, then `w[0, k] = alpha[k]`: a Python value stored into a
+                    # host value keeps it one; else `out[k] = v` makes a container of `v`s.
+                    kind = held if held is not None and held.name == STATIC and stored.python else Kind(CONTAINER, stored)
                 else:
                     kind = UNKNOWN_KIND
                 if isinstance(target, (cst.Name, cst.Tuple, cst.List)):
