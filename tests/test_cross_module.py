@@ -877,3 +877,54 @@ def test_a_subclass_in_a_namespace_portion_of_a_package_overrides_the_traced_hoo
     assert list(found) == ["src/pkg/envs/grid/rooms.py"]
     [(code, reason)] = found["src/pkg/envs/grid/rooms.py"]
     assert code == "JLF001" and "a subclass of `Env`" in reason, reason
+
+
+STAGED_DECORATOR = {
+    "pkg/__init__.py": "",
+    "pkg/compile.py": """
+        import functools
+
+        import jax
+
+
+        def staged(method):
+            compiled = jax.jit(method, static_argnums=(0,))
+
+            @functools.wraps(method)
+            def call(self, *args):
+                return compiled(self, *args)
+
+            return call
+    """,
+    "pkg/filters.py": """
+        import jax.numpy as jnp
+
+        from pkg import compile as compilation
+
+
+        class Smoother:
+            decay = 0.9
+
+            @compilation.staged
+            def run(self, series):
+                level = jnp.zeros(series.shape[1:])
+                for value in series:
+                    level = self.decay * level + (1 - self.decay) * value
+                return level
+
+            def describe(self):
+                for name in ("decay",):
+                    print(name)
+    """,
+}
+
+
+def test_a_decorator_of_another_module_that_jits_the_method_traces_it(tmp_path: Path) -> None:
+    """`@compilation.staged`, where `pkg.compile.staged` wraps `jax.jit(method, static_argnums=(0,))`:
+    the method it decorates runs traced (`self` static), though `filters.py` never names `jit`;
+    the undecorated method stays untraced. Checked alone (isolated) the decorator is unknown."""
+    root = _tree(tmp_path, STAGED_DECORATOR)
+    found = _found(root)
+    assert found == {"pkg/filters.py": [("JLF002", "decorated with `@compilation.staged`, which applies `jax.jit` to it")]}
+    isolated = api.check_paths([root / "pkg" / "filters.py"], Settings(), isolated=True)
+    assert [d for r in isolated for d in r.diagnostics] == []
