@@ -30,7 +30,7 @@ CONTAINER_ANNOTATIONS = frozenset(
      "MutableSequence", "Iterable", "Iterator", "Mapping", "MutableMapping", "Collection", "Deque", "deque",
      "PyTree"}
 )
-# Container annotations a JAX array satisfies as well (it iterates its rows, has a length).
+# Container annotations a JAX array satisfies as well: it iterates its rows and has a length.
 SATISFIED_BY_ARRAYS = frozenset({"Iterable", "Iterator", "Collection"})
 
 
@@ -393,6 +393,8 @@ class ContainerEvidence:
             keyword = [a.value for a in node.args if a.keyword is not None and a.keyword.value == name]
             positional = [a.value for a in node.args if a.keyword is None]
             value = keyword[0] if keyword else (positional[position] if 0 <= position < len(positional) else None)
+            if isinstance(value, cst.Name):
+                value = self._caller_literal(node, value.value)  # `order = [v for v in ...]`, then `f(order)`
             if not isinstance(value, (cst.List, cst.Tuple, cst.ListComp)):
                 return None  # a call passes something else, or relies on a default
             passed.append(value)
@@ -400,6 +402,21 @@ class ContainerEvidence:
             return None
         shown = shorten(self.parsed.code(passed[0]), 40)
         return f"`{name}` is passed a list or tuple literal at every call in this module (`{shown}`), a Python container"
+
+    def _caller_literal(self, call: cst.Call, name: str) -> cst.BaseExpression | None:
+        """The list or tuple literal (or list comprehension) `name` is bound to in the function
+        that makes `call`, when every assignment of it there is one; else None."""
+        caller = next((a for a in self.parsed.ancestors(call) if isinstance(a, cst.FunctionDef)), None)
+        if caller is None:
+            return None
+        values = [
+            node.value for node in descendants(caller.body)
+            if isinstance(node, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets)
+        ]
+        if name in {p.name.value for p in parameters(caller)} or not values:
+            return None
+        literals = [v for v in values if isinstance(v, (cst.List, cst.Tuple, cst.ListComp))]
+        return literals[0] if len(literals) == len(values) else None
 
     def _enclosing_values(self, name: str) -> list[cst.BaseExpression | str]:
         """Values a closure variable is bound to in the functions that enclose this one."""
@@ -1279,10 +1296,10 @@ def _rooted_at_self(expr: cst.BaseExpression) -> bool:
 def _container_annotation(annotation: cst.BaseExpression) -> bool:
     node = annotation.value if isinstance(annotation, cst.Subscript) else annotation
     name = node.attr.value if isinstance(node, cst.Attribute) else node.value if isinstance(node, cst.Name) else None
-    if name in SATISFIED_BY_ARRAYS:
-        # An array is an `Iterable` too: only an item type that is not an array says more.
-        items = [e.slice.value for e in annotation.slice if isinstance(e.slice, cst.Index)] if isinstance(annotation, cst.Subscript) else []
-        return bool(items) and not any(_names_array(item) for item in items)
+    if name in SATISFIED_BY_ARRAYS and isinstance(annotation, cst.Subscript) and any(
+        isinstance(e.slice, cst.Index) and _names_array(e.slice.value) for e in annotation.slice
+    ):
+        return False  # `Iterable[jax.Array]`: an array iterating its rows is one too (not a `Sequence`)
     if isinstance(node, cst.Attribute):
         return node.attr.value in CONTAINER_ANNOTATIONS
     if isinstance(node, cst.Name):
