@@ -205,12 +205,13 @@ class ContainerEvidence:
             return self._project_declaration(annotation, None)
         return None
 
-    def _project_declaration(self, annotation: cst.BaseExpression, attr: str | None) -> str | None:
-        """A container type that another project module declares for `annotation` (an alias) or
-        for its attribute `attr` (a class attribute); asks the project pass when not known yet."""
-        if self.site is None or not isinstance(annotation, (cst.Name, cst.Attribute)):
+    def _declared_elsewhere(self, expr: cst.BaseExpression, attr: str | None = None) -> str | None:
+        """What another project module declares for the name `expr` refers to (or for its
+        attribute `attr`): an annotation's text, a function's source; asks the project pass
+        when it is not known yet (None until then, and for names outside the project)."""
+        if self.site is None or not isinstance(expr, (cst.Name, cst.Attribute)):
             return None
-        qualified = self.parsed.qualified_name(annotation)
+        qualified = self.parsed.qualified_name(expr)
         absolute = self.site.absolute(qualified) if qualified else None
         if absolute is None:
             return None
@@ -218,6 +219,13 @@ class ContainerEvidence:
         text = self.site.declared_type(wanted)
         if text is None:
             self.ask(wanted)
+        return text
+
+    def _project_declaration(self, annotation: cst.BaseExpression, attr: str | None) -> str | None:
+        """A container type that another project module declares for `annotation` (an alias) or
+        for its attribute `attr` (a class attribute)."""
+        text = self._declared_elsewhere(annotation, attr)
+        if text is None:
             return None
         parsed = _parse_annotation(text)
         if parsed is None or not _container_annotation(parsed):
@@ -611,17 +619,8 @@ class ContainerEvidence:
             for statement in self.parsed.module.body:
                 if isinstance(statement, cst.FunctionDef) and statement.name.value == target.value:
                     return None if statement is self.func else parse_function(self.parsed.code(statement))
-        if self.site is None or not isinstance(target, (cst.Name, cst.Attribute)):
-            return None
-        qualified = self.parsed.qualified_name(target)
-        absolute = self.site.absolute(qualified) if qualified else None
-        if absolute is None:
-            return None
-        text = self.site.declared_type(absolute)
-        if text is None:
-            self.ask(absolute)
-            return None
-        return parse_function(text)
+        text = self._declared_elsewhere(target)
+        return parse_function(text) if text is not None else None
 
     def _shifted_windows(self, loop: cst.For, index: str | None) -> str | None:
         """`x[:, start:end]` with bounds that shift with the index over a count that is not a
