@@ -316,8 +316,6 @@ class ValueKinds:
             return Kind(STATIC, why=f"the literal `{code}`" if len(code) < 30 else "a literal")
         if isinstance(expr, cst.Name):
             return self.of_name(expr.value)
-        if isinstance(expr, cst.Lambda):
-            return Kind(STATIC, why="a `lambda`")
         if isinstance(expr, cst.Attribute):
             return self._attribute(expr)
         if isinstance(expr, cst.Subscript):
