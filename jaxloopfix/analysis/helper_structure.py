@@ -68,16 +68,25 @@ def _shown(call: ast.Call) -> str:
 
 def _marked_static(helper: ast.FunctionDef | ast.AsyncFunctionDef, param: str, position: int | None) -> bool:
     for decorator in helper.decorator_list:
-        if not isinstance(decorator, ast.Call):
-            continue
-        for keyword in decorator.keywords:
-            values = keyword.value.elts if isinstance(keyword.value, (ast.Tuple, ast.List)) else [keyword.value]
-            constants = [v.value for v in values if isinstance(v, ast.Constant)]
-            if keyword.arg == "static_argnums" and position is not None and position in constants:
-                return True
-            if keyword.arg == "static_argnames" and param in constants:
+        if isinstance(decorator, ast.Call):
+            names, nums = _static_keywords(decorator)
+            if param in names or (position is not None and position in nums):
                 return True
     return False
+
+
+def _static_keywords(call: ast.Call) -> tuple[set[str], set[int]]:
+    """The literal `static_argnames` and `static_argnums` of a `jit`-like call."""
+    names: set[str] = set()
+    nums: set[int] = set()
+    for keyword in call.keywords:
+        values = keyword.value.elts if isinstance(keyword.value, (ast.Tuple, ast.List)) else [keyword.value]
+        constants = [v.value for v in values if isinstance(v, ast.Constant)]
+        if keyword.arg == "static_argnums":
+            nums |= {c for c in constants if isinstance(c, int)}
+        elif keyword.arg == "static_argnames":
+            names |= {c for c in constants if isinstance(c, str)}
+    return names, nums
 
 
 def _slice_bounds(node: ast.AST) -> tuple[ast.expr | None, ast.expr | None] | None:
@@ -114,16 +123,7 @@ def traces_parameter(wrapper: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[s
         dotted = _dotted(node.func)
         if dotted is None or dotted.split(".", 1)[0] == "numba" or dotted.rsplit(".", 1)[-1] not in TRACING_CALLS:
             continue
-        names: set[str] = set()
-        nums: set[int] = set()
-        for keyword in node.keywords:
-            values = keyword.value.elts if isinstance(keyword.value, (ast.Tuple, ast.List)) else [keyword.value]
-            constants = [v.value for v in values if isinstance(v, ast.Constant)]
-            if keyword.arg == "static_argnums":
-                nums |= {c for c in constants if isinstance(c, int)}
-            elif keyword.arg == "static_argnames":
-                names |= {c for c in constants if isinstance(c, str)}
-        return TRACING_CALLS[dotted.rsplit(".", 1)[-1]], names, nums
+        return TRACING_CALLS[dotted.rsplit(".", 1)[-1]], *_static_keywords(node)
     return None
 
 
