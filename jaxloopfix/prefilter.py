@@ -54,6 +54,14 @@ class SyntaxProblem(Exception):
         self.column = column
 
 
+def _partial_target(decorator: ast.expr) -> ast.expr:
+    """`functools.partial(staged, static_argnums=1)` decorates with `staged`: its first argument."""
+    if isinstance(decorator, ast.Call) and decorator.args and isinstance(decorator.func, (ast.Name, ast.Attribute)) \
+            and (decorator.func.id if isinstance(decorator.func, ast.Name) else decorator.func.attr) == "partial":
+        return decorator.args[0]
+    return decorator
+
+
 def _roots(extra_decorators: tuple[str, ...]) -> frozenset[str] | None:
     """Import roots that can bring a tracing transform; None when any module may (a local decorator)."""
     roots = set(TRACING_ROOTS)
@@ -294,7 +302,8 @@ def _scan(
     own_decorators = frozenset(functions) | project_names
     decorated = [
         f for group in functions.values() for f in group
-        if any(isinstance(d, (ast.Name, ast.Attribute)) and _root_name(d) in own_decorators for d in f.decorator_list)
+        if any(_root_name(_partial_target(d)) in own_decorators for d in f.decorator_list
+               if isinstance(_partial_target(d), (ast.Name, ast.Attribute)))
     ]
     if not reexports:
         if not (imports_tracer or exports) or not (functions or project_names or exports):

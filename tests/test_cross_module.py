@@ -928,3 +928,128 @@ def test_a_decorator_of_another_module_that_jits_the_method_traces_it(tmp_path: 
     assert found == {"pkg/filters.py": [("JLF002", "decorated with `@compilation.staged`, which applies `jax.jit` to it")]}
     isolated = api.check_paths([root / "pkg" / "filters.py"], Settings(), isolated=True)
     assert [d for r in isolated for d in r.diagnostics] == []
+
+
+ESTIMATOR = """
+import jax.numpy as jnp
+
+
+class Estimator:
+    def update(self, xs, h):
+        outs = []
+        for t in range(xs.shape[0]):
+            h = jnp.tanh(h + xs[t])
+            outs.append(h)
+        return jnp.stack(outs)
+
+
+class Unused:
+    def update(self, xs, h):
+        for t in range(xs.shape[0]):
+            h = jnp.tanh(h + xs[t])
+        return h
+"""
+
+
+@pytest.mark.parametrize("made", [
+    "self.est = Estimator()",
+    "self.est = est.Estimator()",
+    "ctor = custom or Alias; self.est = ctor()",
+])
+def test_a_method_called_on_an_instance_of_an_imported_class(tmp_path: Path, made: str) -> None:
+    """`self.est.update(...)` in a jitted method, `self.est` made from a class another module
+    defines (directly, through the module, or as the default of `custom or Alias`, an alias
+    re-exported by the package's `__init__`): that class's `update` is traced, not its namesake."""
+    _tree(tmp_path, {
+        "pkg/__init__.py": "from pkg import est\nAlias = est.Estimator\n",
+        "pkg/est.py": ESTIMATOR,
+        "pkg/opt.py": f"""
+            import jax
+            import pkg
+            from pkg import est
+            from pkg.est import Estimator
+            Alias = pkg.Alias
+
+
+            class Optimizer:
+                def __init__(self, custom=None):
+                    {made}
+
+                @jax.jit
+                def step(self, xs, h):
+                    return self.est.update(xs, h)
+        """,
+    })
+    found = _found(tmp_path)
+    assert [code for code, _ in found["pkg/est.py"]] == ["JLF001"]
+    assert "on a `Estimator` instance" in found["pkg/est.py"][0][1] or "on a `Alias` instance" in found["pkg/est.py"][0][1]
+
+
+def test_an_instance_of_a_parameter_is_not_resolved(tmp_path: Path) -> None:
+    """`self.est = make()` with `make` a parameter: nothing says which class, nothing is traced."""
+    _tree(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/est.py": ESTIMATOR,
+        "pkg/opt.py": """
+            import jax
+            from pkg.est import Estimator
+
+
+            class Optimizer:
+                def __init__(self, make):
+                    self.est = make()
+
+                @jax.jit
+                def step(self, xs, h):
+                    return self.est.apply(xs, h)
+        """,
+    })
+    assert "pkg/est.py" not in _found(tmp_path)
+
+
+def test_partial_of_a_project_decorator_that_jits(tmp_path: Path) -> None:
+    """`@functools.partial(utils.staged, static_argnums=1)` where `staged` jits the method it
+    decorates: the method is traced, and no parameter is taken for a tracer (the options are
+    the decorator's to interpret)."""
+    _tree(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/utils/__init__.py": "from pkg.utils.staging import staged\n",
+        "pkg/utils/staging.py": """
+            import functools
+            import jax
+
+
+            def staged(method, static_argnums=None):
+                jitted = jax.jit(method, static_argnums=static_argnums)
+
+                @functools.wraps(method)
+                def decorated(instance, *args):
+                    return jitted(instance, *args)
+
+                return decorated
+        """,
+        "pkg/opt.py": """
+            import functools
+            import jax.numpy as jnp
+            from pkg import utils
+
+
+            class Optimizer:
+                @functools.partial(utils.staged, static_argnums=1)
+                def run(self, xs, h):
+                    outs = []
+                    for t in range(xs.shape[0]):
+                        h = jnp.tanh(h + xs[t])
+                        outs.append(h)
+                    return jnp.stack(outs)
+
+                @functools.partial(utils.staged, static_argnums=1)
+                def repeat(self, n, h):
+                    for _ in range(n):
+                        h = jnp.tanh(h)
+                    return h
+        """,
+    })
+    found = _found(tmp_path)["pkg/opt.py"]
+    assert [code for code, _ in found] == ["JLF001", "JLF002"], found
+    assert all("utils.staged" in reason for _, reason in found)

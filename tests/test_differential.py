@@ -98,7 +98,8 @@ def _sharded(body, examples: int, shard: int, **strategies):  # noqa: ANN001, AN
     return seed(shard)(test)
 
 
-@pytest.mark.parametrize("shard", range(SHARDS))
+# The last shard is a sweep remainder (`-m slow`), like the other long sweeps.
+@pytest.mark.parametrize("shard", [s if s < SHARDS - 1 else pytest.param(s, marks=pytest.mark.slow) for s in range(SHARDS)])
 def test_every_offered_fix_runs_equal(shard: int) -> None:
     _sharded(_offered_fix_runs_equal, EXAMPLES, shard, program=loop_programs())()
 

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from jaxloopfix.analysis.source import ParsedModule
 from jaxloopfix.config import Settings
 from jaxloopfix.engine import lint_text, parse
 from jaxloopfix.rules.base import FileContext

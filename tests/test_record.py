@@ -47,6 +47,7 @@ def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow  # records a whole pytest run and verifies from it: about half a minute
 def test_a_recorded_test_run_is_what_verify_replays_first(tmp_path):
     # Written as a scan, the GAE breaks on the batched arrays the tests pass (its associative
     # default form does not): the recording is what shows it.

@@ -22,7 +22,7 @@ from jaxloopfix.analysis.helper_structure import AXIS_PARAMETERS, parse_function
 from jaxloopfix.analysis.host_libraries import computes_on_host
 from jaxloopfix.analysis.names import block_flow, discards_result, parameters, stored_names
 from jaxloopfix.analysis.source import ParsedModule, descendants, shorten
-from jaxloopfix.analysis.traced import layer_base
+from jaxloopfix.analysis.traced import in_layer_package, layer_base
 
 # Annotations of Python containers (`list[Layer]`, `Sequence[MemoryLocation]`, `dict[str, Array]`).
 CONTAINER_ANNOTATIONS = frozenset(
@@ -748,6 +748,8 @@ class ContainerEvidence:
             return False  # not imported (a local class or an unknown name), or a JAX/standard one
         if self.site is not None and self.site.absolute(qname) is not None:
             return False  # a project class: decided from its bases instead
+        if in_layer_package(qname):
+            return layer_base(qname) is not None  # the package says (`hk.BatchApply` wraps a module)
         name = qname.rpartition(".")[2]
         if not (name[:1].isupper() and any(c.islower() for c in name)):
             return False

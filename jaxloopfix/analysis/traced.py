@@ -24,6 +24,7 @@ from functools import cached_property
 
 import libcst as cst
 
+from jaxloopfix.analysis.framework_classes import NOT_LAYERS
 from jaxloopfix.analysis.helper_structure import parse_function, traces_parameter
 from jaxloopfix.analysis.library_methods import LIBRARY_METHODS
 from jaxloopfix.analysis.cross_module import (
@@ -192,22 +193,29 @@ LAYER_PACKAGES: dict[str, str] = {
     "objax.nn.": "objax.Module",
     "trax.layers.": "trax.layers.Layer",
 }
-# Capitalised names in those packages that are no layers (state, variables, containers of them).
-NOT_LAYERS: frozenset[str] = frozenset({
-    "Variable", "VariableState", "Param", "BatchStat", "Cache", "Intermediate", "Rngs", "RngStream",
-    "State", "GraphDef", "Object", "Optimizer", "Transformed", "TransformedWithState", "MultiTransformed",
-})
+# Names of earlier releases that the generated table (`framework_classes.py`, from the installed
+# packages) cannot list: `nnx.VariableState` (flax < 0.11).
+RETIRED_NOT_LAYERS: frozenset[str] = frozenset({"VariableState"})
+
+
+def in_layer_package(qname: str) -> bool:
+    """`haiku.BatchApply`, `flax.linen.attention.SelfAttention`: a name of a layer package."""
+    return any(qname.startswith(prefix) for prefix in LAYER_PACKAGES)
 
 
 def layer_base(qname: str | None) -> str | None:
     """The module base of a framework layer class (`flax.linen.Dense` -> `flax.linen.Module`),
-    else None."""
+    else None. Whether a capitalised name of a layer package is a layer is read from the package
+    (`framework_classes.NOT_LAYERS`: `hk.BatchApply`, `nnx.Rngs` are not)."""
     if not qname:
         return None
     package, _, name = qname.rpartition(".")
-    if not name[:1].isupper() or name in NOT_LAYERS:
+    if not name[:1].isupper() or name in RETIRED_NOT_LAYERS:
         return None
-    return next((base for prefix, base in LAYER_PACKAGES.items() if f"{package}.".startswith(prefix)), None)
+    for prefix, base in LAYER_PACKAGES.items():
+        if f"{package}.".startswith(prefix):
+            return None if name in NOT_LAYERS.get(prefix.rstrip("."), frozenset()) else base
+    return None
 
 
 COMPACT: frozenset[str] = frozenset({"flax.linen.compact", "flax.linen.module.compact"})
@@ -1058,7 +1066,17 @@ class TracedFinder:
         """`@staged` where the project's `staged(method)` returns a wrapper around
         `jax.jit(method, ...)` (`helper_structure.traces_parameter`): a transform spelled by the
         project, defined in this module or imported from another (whose source the project
-        pass hands over when asked)."""
+        pass hands over when asked). `@functools.partial(staged, static_argnums=1)` too: which
+        parameters the options make static is the wrapper's to say (it may count `self` or not),
+        so none is taken for a tracer when the partial passes static options."""
+        if isinstance(expr, cst.Call) and expr.args and expr.args[0].keyword is None \
+                and self._qname_in(expr.func, PARTIAL) is not None:
+            inner = self._tracing_decorator(expr.args[0].value)
+            if inner is not None and any(
+                a.keyword is not None and a.keyword.value in ("static_argnums", "static_argnames") for a in expr.args
+            ):
+                return _Transform(inner.name, {UNKNOWN_STATIC}, set())
+            return inner
         if not isinstance(expr, (cst.Name, cst.Attribute)):
             return None
         local = self.resolve_function(expr)
@@ -1125,6 +1143,8 @@ class TracedFinder:
                     if declared:
                         continue
                     if finder._declared_import_method(node.func, outer, node):
+                        continue
+                    if finder._imported_instance_method(node.func, outer, node):
                         continue
                     finder._method_by_name(node.func, outer, node)
                 if callee is not None and _is_property(callee, finder.parsed):
@@ -1381,6 +1401,67 @@ class TracedFinder:
         self.links.external.append(ExternalTrace(target[0], f"{target[1]}.{attr.attr.value}", reason))
         return True
 
+    def _imported_instance_method(self, attr: cst.Attribute, caller: cst.FunctionDef, call: cst.Call) -> bool:
+        """`self.estimator.update(...)` where every binding of `self.estimator` makes an instance
+        of one class imported from a project module (`Estimator(...)`, `ctor(...)` with
+        `ctor = custom_ctor or Estimator`). That module's analysis traces `Estimator.update` and
+        its overrides, as Python finds the method on the instance."""
+        receiver = attr.value
+        if self.site is None or attr.attr.value.startswith("__") or not (
+            isinstance(receiver, cst.Attribute) and isinstance(receiver.value, cst.Name) and receiver.value.value == "self"
+        ):
+            return False  # only objects a class holds: a local one is made where it is used, often in a test
+        target = self._imported_instance(receiver, caller, 0)
+        if target is None:
+            return False
+        reason = (
+            f"called as `{shorten(self.parsed.code(attr), 40)}` on a `{target[1]}` instance made in this module, from "
+            f"traced function `{caller.name.value}` on line {self.parsed.call_line(call)} of "
+            f"{self.site.shown or self.parsed.filename}"
+        )
+        self.links.external.append(ExternalTrace(target[0], f"{target[1]}.{attr.attr.value}", reason))
+        return True
+
+    def _imported_instance(self, expr: cst.BaseExpression, caller: cst.FunctionDef, depth: int) -> tuple[str, str] | None:
+        """(module, class) when every binding of `expr` calls one imported project class; `None`
+        bindings (a placeholder before the object is made) aside."""
+        if depth > 3:
+            return None
+        if isinstance(expr, cst.Call):
+            return self._imported_class(expr.func, caller, depth + 1)
+        if isinstance(expr, cst.Name):
+            bound = [(caller, v) for v in self._simple_assignments(caller).get(expr.value, [])]
+        elif isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+            bound = self._self_assignments(caller, expr.attr.value)
+        else:
+            return None
+        found = {
+            self._imported_instance(value, method, depth + 1)
+            for method, value in bound if not (isinstance(value, cst.Name) and value.value == "None")
+        }
+        return found.pop() if len(found) == 1 and None not in found else None
+
+    def _imported_class(self, func: cst.BaseExpression, caller: cst.FunctionDef, depth: int) -> tuple[str, str] | None:
+        """What a constructor expression names: an imported project name (`Estimator`,
+        `estimators.Estimator`), a module-level alias of one, or a local `ctor = custom or
+        Estimator` (its one operand that names a class: the default the code falls back to)."""
+        if depth > 6 or not isinstance(func, (cst.Name, cst.Attribute, cst.BooleanOperation)):
+            return None
+        if isinstance(func, cst.BooleanOperation):
+            if not isinstance(func.operator, cst.Or):
+                return None
+            found = {self._imported_class(side, caller, depth + 1) for side in (func.left, func.right)} - {None}
+            return found.pop() if len(found) == 1 else None
+        imported = self._imported(func)
+        if imported is not None:
+            return imported if imported[1][:1].isupper() else None
+        if not isinstance(func, cst.Name):
+            return None
+        values = self._simple_assignments(caller).get(func.value)
+        if values is None:
+            values = [self._constant(func)] if self._constant(func) is not func else []
+        return self._imported_class(values[0], caller, depth + 1) if len(values) == 1 else None
+
     def _method_by_name(self, attr: cst.Attribute, caller: cst.FunctionDef, call: cst.Call) -> None:
         """`model.post_cache.quad_mixture(...)` on an object nothing here types: the project pass
         traces the method of that name when one project class alone defines it and no library
@@ -1550,7 +1631,7 @@ class TracedFinder:
                 continue
             func = self._module_function(seed.name)
             if func is None:
-                source = self._imported_from(seed.name)
+                source = self._reexported(seed.name)
                 if source is not None:  # a re-export: `from .layers import step` in `__init__.py`
                     module, name = source
                     self.links.external.append(
@@ -1562,6 +1643,21 @@ class TracedFinder:
                 else:
                     self._seed(func, seed.reason, transformed=False)
 
+    def _reexported(self, name: str) -> tuple[str, str] | None:
+        """(module, name) a module-level `from .layers import Step` or `Step = layers.Step`
+        binds `name` to: a re-export, which passes a seed on to the defining module."""
+        source = self._imported_from(name)
+        if source is not None:
+            return source
+        for statement in self.parsed.module.body:
+            if not isinstance(statement, cst.SimpleStatementLine):
+                continue
+            for small in statement.body:
+                if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name) \
+                        and small.targets[0].target.value == name and isinstance(small.value, cst.Attribute):
+                    return self._imported(small.value)
+        return None
+
     def _apply_method_seed(self, seed: TraceSeed) -> None:
         """A seed `Module.step` (another module calls `step` on a parameter declared `Module`):
         the method Python finds on the class here (its own or a base's of this module) and the
@@ -1571,7 +1667,7 @@ class TracedFinder:
         classes = self._module_classes
         declared = classes.get(class_name)
         if declared is None:
-            source = self._imported_from(class_name)
+            source = self._reexported(class_name)
             if source is not None:
                 module, name = source
                 self.links.external.append(ExternalTrace(
