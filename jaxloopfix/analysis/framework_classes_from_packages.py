@@ -18,6 +18,8 @@ import pprint
 import sys
 from pathlib import Path
 
+from jaxloopfix.analysis.library_methods_from_packages import add_version
+
 # Layer package -> its module base, as `traced.LAYER_PACKAGES` names them.
 PACKAGES: dict[str, str] = {
     "flax.linen": "flax.linen.Module",
@@ -45,10 +47,7 @@ def not_layers() -> tuple[dict[str, list[str]], list[str]]:
             base = _resolve(base_name)
         except Exception:  # noqa: BLE001 - a framework not installed adds nothing
             continue
-        top = importlib.import_module(package.split(".")[0])
-        version = f"{top.__name__} {getattr(top, '__version__', '?')}"
-        if version not in versions:
-            versions.append(version)
+        add_version(versions, package)
         table[package] = sorted(
             name for name in dir(module)
             if name[:1].isupper()

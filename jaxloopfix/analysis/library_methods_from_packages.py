@@ -25,6 +25,14 @@ MODULES = (
 )
 
 
+def add_version(versions: list[str], module_name: str) -> None:
+    """Record the release of `module_name`'s top package once, for a generated table's header."""
+    top = importlib.import_module(module_name.split(".")[0])
+    version = f"{top.__name__} {getattr(top, '__version__', '?')}"
+    if version not in versions:
+        versions.append(version)
+
+
 def names() -> tuple[frozenset[str], list[str]]:
     """The names, and the versions of the libraries they came from."""
     import numpy as np
@@ -42,10 +50,7 @@ def names() -> tuple[frozenset[str], list[str]]:
             module = importlib.import_module(name)
         except Exception:  # noqa: BLE001 - a library not installed adds nothing
             continue
-        top = importlib.import_module(name.split(".")[0])
-        version = f"{top.__name__} {getattr(top, '__version__', '?')}"
-        if version not in versions:
-            versions.append(version)
+        add_version(versions, name)
         for attr in dir(module):
             obj = getattr(module, attr, None)
             if inspect.isclass(obj):

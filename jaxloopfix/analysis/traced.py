@@ -198,9 +198,14 @@ LAYER_PACKAGES: dict[str, str] = {
 RETIRED_NOT_LAYERS: frozenset[str] = frozenset({"VariableState"})
 
 
+def _layer_package(qname: str) -> str | None:
+    """The `LAYER_PACKAGES` prefix `qname` lies under (`haiku.BatchApply` -> `haiku.`), else None."""
+    return next((prefix for prefix in LAYER_PACKAGES if qname.startswith(prefix)), None)
+
+
 def in_layer_package(qname: str) -> bool:
     """`haiku.BatchApply`, `flax.linen.attention.SelfAttention`: a name of a layer package."""
-    return any(qname.startswith(prefix) for prefix in LAYER_PACKAGES)
+    return _layer_package(qname) is not None
 
 
 def layer_base(qname: str | None) -> str | None:
@@ -210,12 +215,10 @@ def layer_base(qname: str | None) -> str | None:
     if not qname:
         return None
     package, _, name = qname.rpartition(".")
-    if not name[:1].isupper() or name in RETIRED_NOT_LAYERS:
+    prefix = _layer_package(f"{package}.")
+    if prefix is None or not name[:1].isupper() or name in RETIRED_NOT_LAYERS:
         return None
-    for prefix, base in LAYER_PACKAGES.items():
-        if f"{package}.".startswith(prefix):
-            return None if name in NOT_LAYERS.get(prefix.rstrip("."), frozenset()) else base
-    return None
+    return None if name in NOT_LAYERS.get(prefix.rstrip("."), frozenset()) else LAYER_PACKAGES[prefix]
 
 
 COMPACT: frozenset[str] = frozenset({"flax.linen.compact", "flax.linen.module.compact"})
@@ -1459,7 +1462,8 @@ class TracedFinder:
             return None
         values = self._simple_assignments(caller).get(func.value)
         if values is None:
-            values = [self._constant(func)] if self._constant(func) is not func else []
+            constant = self._constant(func)
+            values = [constant] if constant is not func else []
         return self._imported_class(values[0], caller, depth + 1) if len(values) == 1 else None
 
     def _method_by_name(self, attr: cst.Attribute, caller: cst.FunctionDef, call: cst.Call) -> None:
