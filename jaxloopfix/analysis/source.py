@@ -231,6 +231,7 @@ class ParsedModule:
         self.wrapper = syntax.wrapper
         self._qnames = syntax.qnames
         self._named = syntax.named
+        self._code = self.kept("code")
 
     def kept(self, name: str) -> dict:
         """A dict kept with this text's syntax: what a lint of the same text can take up again."""
@@ -315,6 +316,15 @@ class ParsedModule:
         """Whether an import anywhere in the module binds `name` (else no binding of it is one)."""
         return name in self._tree.imported
 
+    def may_import_from(self, name: str, roots: frozenset[str] | set[str]) -> bool:
+        """Whether some import in the module may bind `name` to a module or object under one of
+        the top-level packages `roots` (a relative import may: it names the module's own package).
+        False spares the scope lookup that decides which import binds it."""
+        tree = self._tree
+        if name in tree.relative_imported:
+            return True
+        return any(source.partition(".")[0] in roots for source in tree.import_sources.get(name, ()))
+
     def may_define(self, name: str, kind: type) -> bool:
         """Whether a `def` (kind FunctionDef) or `class` (ClassDef) anywhere in the module binds `name`."""
         return name in self._tree.defined[kind]
@@ -367,7 +377,13 @@ class ParsedModule:
         return self.position(call).start.line
 
     def code(self, node: cst.CSTNode) -> str:
-        return self.module.code_for_node(node)
+        """The source of `node`, generated once: the kinds' fixpoint and the messages ask for the
+        same expressions again, and libcst generates it anew each time."""
+        memo = self._code
+        found = memo.get(node)
+        if found is None:
+            found = memo[node] = self.module.code_for_node(node)
+        return found
 
     @cached_property
     def all_names(self) -> frozenset[str]:
@@ -440,6 +456,7 @@ class _Tree:
         # `jnp` -> {"jax.numpy"}, `J` -> {"jax.jit"} (`from jax import jit as J`), and for
         # `import jax.numpy` both `jax` and `jax.numpy` themselves.
         self.import_sources: dict[str, set[str]] = {}
+        self.relative_imported: set[str] = set()  # names bound by `from . import x`, `from .m import y`
         # The first names every import binds (`import jax.numpy` binds `jax`), absolute or not.
         self.imported: set[str] = set()
         # Every node in document order (pre-order), as `walk(module)` gives them, and for
@@ -471,6 +488,7 @@ class _Tree:
         module = None
         if isinstance(node, cst.ImportFrom):
             if node.relative or node.module is None:
+                self.relative_imported.update((a.evaluated_alias or a.evaluated_name) for a in node.names)
                 return  # named relatively (`.layers.step`): never a target's absolute name
             module = get_full_name_for_node(node.module)
         sources = self.import_sources

@@ -711,8 +711,19 @@ class TracedFinder:
         return out
 
     def _calls_of(self, func: cst.FunctionDef) -> list[cst.Call]:
-        calls = [node for node in self.parsed.nodes if isinstance(node, cst.Call)]
-        return [c for c in calls if isinstance(c.func, cst.Name) and self.resolve_function(c.func) is func]
+        """The calls `name(...)` of this module that resolve to `func`. A `def` binds only its own
+        name, so calls spelled otherwise never resolve to it and are not looked up (each lookup
+        builds a scope)."""
+        return [c for c in self._calls_by_name.get(func.name.value, ()) if self.resolve_function(c.func) is func]
+
+    @cached_property
+    def _calls_by_name(self) -> dict[str, list[cst.Call]]:
+        """The module's calls of a plain name, by that name."""
+        found: dict[str, list[cst.Call]] = {}
+        for node in self.parsed.nodes:
+            if type(node) is cst.Call and type(node.func) is cst.Name:
+                found.setdefault(node.func.value, []).append(node)
+        return found
 
     def _function_argument_exprs(self, call: cst.Call) -> list[tuple[cst.BaseExpression, _Taker]]:
         """The expressions in a `_Taker` call's function positions (`lax.scan(step, ...)`: `step`)."""
@@ -1056,7 +1067,7 @@ class TracedFinder:
                     )
                     self._seed(method, reason, transformed=False)
             target = self._lifted_target(call)
-            lifted = shorten(parsed.code(call.func), 40)
+            lifted = shorten(parsed.code(call.func), 40) if target is not None else ""
             if isinstance(target, cst.FunctionDef):
                 self._seed(target, self._at_line(f"lifted by `{lifted}`", call), transformed=False)
             elif isinstance(target, cst.ClassDef):
@@ -1718,7 +1729,7 @@ class TracedFinder:
         root = expr
         while isinstance(root, cst.Attribute):
             root = root.value
-        if not isinstance(root, cst.Name) or not self.parsed.may_import(root.value):
+        if not isinstance(root, cst.Name) or not self.parsed.may_import_from(root.value, self.site.roots):
             return None
         assignments = self._bindings(root)
         if not assignments or not all(isinstance(getattr(a, "node", None), (cst.Import, cst.ImportFrom)) for a in assignments):

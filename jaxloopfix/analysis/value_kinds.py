@@ -310,9 +310,9 @@ class ValueKinds:
     # -- expressions -----------------------------------------------------------------------
     def of(self, expr: cst.BaseExpression) -> Kind:  # noqa: C901 - one case per expression type
         """The kind of `expr`, from the kinds of the names it reads."""
-        code = self.parsed.code(expr)
         if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString,
                              cst.FormattedString)):
+            code = self.parsed.code(expr)
             return Kind(STATIC, why=f"the literal `{code}`" if len(code) < 30 else "a literal")
         if isinstance(expr, cst.Name):
             return self.of_name(expr.value)
@@ -336,6 +336,7 @@ class ValueKinds:
             if isinstance(expr, cst.Comparison) and all(isinstance(c.operator, ORDERINGS) for c in expr.comparisons) \
                     and any(k.name in (ARRAY, TRACED) for k in kinds) and all(k.name in (ARRAY, TRACED) or k.python for k in kinds):
                 # `pos >= t`: a list or dict cannot be ordered against a number, so it runs only on arrays.
+                code = self.parsed.code(expr)
                 return Kind(ARRAY, why=f"`{code}`" if len(code) < 40 else "a comparison of arrays")
             kind = kinds[0]
             for part in kinds[1:]:
@@ -348,6 +349,7 @@ class ValueKinds:
             for element in expr.elements:
                 value = element.value
                 item = join(item, self.of(value).items() if isinstance(element, cst.StarredElement) else self.of(value))
+            code = self.parsed.code(expr)
             return Kind(CONTAINER, item, why=f"`{code}`" if len(code) < 30 else "a Python container")
         if isinstance(expr, cst.Dict):
             item = None

@@ -97,16 +97,22 @@ class ImportPlan:
     def apply(self, module: cst.Module) -> cst.Module:
         if not self.to_add:
             return module
-        # Imported here: libcst.codemod loads libcst.matchers, a sixth of a cold check's start.
-        from libcst.codemod import CodemodContext
-        from libcst.codemod.visitors import AddImportsVisitor
-
-        context = CodemodContext()
+        needed: list[tuple[str, str | None, str | None]] = []
         for mod, obj, asname in self.to_add:
             placed = sorted_import(module, mod, obj, asname)
             if placed is not None:
                 module = placed
-                continue
+            else:
+                needed.append((mod, obj, asname))
+        if not needed:
+            return module
+        # Imported only here: libcst.codemod loads libcst.matchers, a sixth of a cold check's start
+        # (about a second), and most imports are placed in an existing block above.
+        from libcst.codemod import CodemodContext
+        from libcst.codemod.visitors import AddImportsVisitor
+
+        context = CodemodContext()
+        for mod, obj, asname in needed:
             AddImportsVisitor.add_needed_import(context, mod, obj, asname)
         if not context.scratch:
             return module
