@@ -448,6 +448,57 @@ def test_subclass_override_of_a_hook_called_by_a_jitted_base_method(tmp_path: Pa
     }
 
 
+HOST_OVERRIDE = """
+import numpy as np
+
+from pkg.base import Algorithm
+
+
+class HostAlgorithm(Algorithm):
+    def ask(self, key, state):
+        return self._ask(key, np.asarray(state))
+
+    def _ask(self, key, state):
+        d = state.copy()
+        for i in range(len(state)):
+            d = d - 0.1 * np.dot(d, state[i]) * state[i]
+        return d
+
+
+class HostLeaf(HostAlgorithm):
+    def _ask(self, key, state):
+        d = state.copy()
+        for i in range(len(state)):
+            d = d + state[i]
+        return d
+
+
+class Delegating(Algorithm):
+    def ask(self, key, state):
+        return super().ask(key, state)
+
+    def _ask(self, key, state):
+        d = state
+        for i in range(state.shape[0]):
+            d = d + state[i]
+        return d
+"""
+
+
+def test_a_subclass_that_overrides_the_jitted_caller_does_not_run_the_hook_traced(tmp_path: Path) -> None:
+    """Python resolves `ask` on a `HostAlgorithm` to its own, untraced `ask`: the jitted
+    `Algorithm.ask` never runs on it, so neither its `_ask` nor that of its subclass `HostLeaf`
+    runs under that trace. A subclass whose `ask` calls `super().ask(...)` still does."""
+    _tree(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/base.py": HOOK_BASE,
+        "pkg/host.py": HOST_OVERRIDE,
+    })
+    found = _found(tmp_path)
+    reason = "method `_ask` of `Delegating`, a subclass of `Algorithm`, whose traced methods call it on `self`"
+    assert found == {"pkg/host.py": [("JLF002", reason)]}
+
+
 DECLARED = {
     "pyproject.toml": "",
     "pkg/__init__.py": "",

@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxloopfix.analysis.host_libraries import NUMPY_ON_TRACERS, computes_on_host
+from jaxloopfix.analysis.host_libraries import NUMPY_ON_TRACERS, SCIPY_HOST_MODULES, SCIPY_ON_TRACERS, computes_on_host
 from jaxloopfix.config import Settings
 from jaxloopfix.engine import lint_text
 
@@ -49,6 +49,8 @@ def test_every_numpy_function_that_runs_on_a_tracer_is_known() -> None:
         ("numpy.sin", True), ("numpy.zeros_like", True), ("numpy.linalg.norm", True), ("math.sqrt", True),
         ("scipy.special.spherical_jn", True), ("numpy.sum", False), ("numpy.reshape", False),
         ("numpy.random.normal", False), ("jax.numpy.sin", False), ("scipy.optimize.minimize", False),
+        ("scipy.spatial.cKDTree", True), ("scipy.linalg.expm", True), ("scipy.ndimage.gaussian_filter", True),
+        ("scipy.linalg.LinAlgError", False), ("scipy.stats.norm", False), ("scipy", False),
     ],
 )
 def test_host_only_calls(qualified: str, host: bool) -> None:
@@ -80,3 +82,50 @@ def test_a_step_calling_only_host_numpy_is_left_alone_and_one_reducing_a_tracer_
     tracer's own `sum`, so that loop unrolls traced work."""
     found = [(d.location.row, d.code) for d in lint_text(LOOPS, "loops.py", Settings()) if d.code in ("JLF001", "JLF002")]
     assert found == [(13, found[0][1])]
+
+
+@pytest.mark.parametrize("module", sorted(SCIPY_HOST_MODULES))
+def test_every_scipy_callable_of_a_host_module_raises_on_a_tracer(module: str) -> None:
+    """Each public function and class of the listed SciPy modules, called with a traced (3, 3)
+    array under `jax.jit`, raises, but for the exception classes `SCIPY_ON_TRACERS` names."""
+    import importlib
+
+    mod = importlib.import_module(f"scipy.{module}")
+    names = [n for n in getattr(mod, "__all__", dir(mod)) if not n.startswith("_") and callable(getattr(mod, n, None))]
+    running = {n for n in names if _runs_on_a_tracer(getattr(mod, n))}
+    assert running <= SCIPY_ON_TRACERS, sorted(running - SCIPY_ON_TRACERS)
+    assert all(computes_on_host(f"scipy.{module}.{n}") for n in names if n not in running)
+
+
+NEIGHBOURS = '''
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import scipy.spatial
+
+
+@partial(jax.jit, static_argnames=("n", "radius"))
+def edges(x, n, radius):
+    grid = np.linspace(0.0, 1.0, n)
+    tree = scipy.spatial.cKDTree(np.stack([grid, grid**2], axis=1))
+    neighbours = tree.query_ball_point(tree.data, r=radius)
+    senders = []
+    receivers = []
+    for i, near in enumerate(neighbours):
+        senders.append(np.repeat(i, len(near)))
+        receivers.append(near)
+    total = jnp.zeros(x.shape[1:])
+    for t in range(x.shape[0]):
+        total = total + jnp.tanh(x[t])
+    return total, np.concatenate(senders), np.concatenate(receivers)
+'''
+
+
+def test_a_loop_over_what_a_host_objects_method_returns_is_left_alone() -> None:
+    """`cKDTree(...)` is built on the host (SciPy raises on a tracer), so `query_ball_point`,
+    one of its methods, returns host lists: the loop over them builds host edge lists. The loop
+    over `x`'s rows beside it is reported."""
+    found = [d.location.row for d in lint_text(NEIGHBOURS, "neighbours.py", Settings()) if d.code in ("JLF001", "JLF002")]
+    assert found == [21]

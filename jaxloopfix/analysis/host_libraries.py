@@ -24,6 +24,15 @@ NUMPY_ON_TRACERS = frozenset(
 )
 
 
+# SciPy modules whose public functions and classes all raise on a tracer (they convert their
+# arguments with NumPy), found by calling each on a traced (3, 3) array under `jax.jit` (SciPy
+# 1.17.1, JAX 0.10.2); `SCIPY_ON_TRACERS` are the names that did not raise: exception and warning
+# classes and `scipy.fft.set_workers`. `tests/test_host_libraries.py` calls them again.
+SCIPY_HOST_MODULES = frozenset({"special", "spatial", "linalg", "signal", "interpolate", "ndimage", "fft", "cluster"})
+SCIPY_ON_TRACERS = frozenset({"QhullError", "LinAlgError", "LinAlgWarning", "BadCoefficients", "SpecialFunctionError",
+                              "SpecialFunctionWarning", "set_workers"})
+
+
 def computes_on_host(qualified: str) -> bool:
     """Whether a call of `qualified` (`numpy.sin`, `scipy.special.spherical_jn`, `math.exp`) can
     only compute on host values: it raises when handed a tracer."""
@@ -31,7 +40,8 @@ def computes_on_host(qualified: str) -> bool:
     if root == "math":
         return True
     if root == "scipy":
-        return rest.startswith("special.")
+        module, _, name = rest.partition(".")
+        return module in SCIPY_HOST_MODULES and bool(name) and name.rsplit(".", 1)[-1] not in SCIPY_ON_TRACERS
     if root == "numpy":
         name = rest.rsplit(".", 1)[-1]
         return bool(rest) and "." not in rest and name not in NUMPY_ON_TRACERS or rest.startswith(("linalg.", "fft."))

@@ -512,7 +512,16 @@ class TracedFinder:
 
     # -- frameworks --------------------------------------------------------------
     def framework_of(self, cls: cst.ClassDef, depth: int = 0) -> tuple[_Framework, str] | None:
-        """The framework a class belongs to (through same-module base classes), and its base's name."""
+        """The framework a class belongs to (through same-module base classes), and its base's name.
+        A hook a base's traced methods call on `self` stays one for `cls` only while some caller
+        still resolves to the base's method (see `_live_hooks`)."""
+        found = self._framework_of_bases(cls, depth)
+        if found is None or not found[0].entries.startswith(HOOKS):
+            return found
+        live = _live_hooks(found[0], cls)
+        return (live, found[1]) if live is not None else None
+
+    def _framework_of_bases(self, cls: cst.ClassDef, depth: int) -> tuple[_Framework, str] | None:
         if depth > 16:
             return None
         for base in cls.bases:
@@ -568,7 +577,7 @@ class TracedFinder:
                     entries.append((statement, " (a linen method runs bound, under `init` or `apply(..., method=...)`)"))
             elif framework.entries == "forward" and name == "forward":
                 entries.append((statement, ""))
-            elif framework.entries.startswith(HOOKS) and name in framework.entries[len(HOOKS):].split(","):
+            elif framework.entries.startswith(HOOKS) and name in _parse_hooks(framework.entries):
                 entries.append((statement, ""))
             elif framework.entries == "methods" and _runs_bound(name, decorators):
                 entries.append((statement, ""))
@@ -1799,7 +1808,7 @@ class TracedFinder:
         for cls, name in self._wrapped_self:
             known = self._hooks.setdefault(cls, set())
             if name not in known:
-                known.add(name)
+                known.add(name)  # `jax.jit(self.step)`: traced whoever calls it (no caller to override)
                 changed = True
         for func in list(self.traced):
             cls = self.parsed.parent(self.parsed.parent(func) or func)
@@ -1809,7 +1818,7 @@ class TracedFinder:
             if found is not None and not found[0].entries.startswith(HOOKS):
                 continue  # a framework module: its entries are known
             names = {
-                node.func.attr.value
+                f"{node.func.attr.value}{CALLED_FROM}{func.name.value}"
                 for node in descendants(func)
                 if isinstance(node, cst.Call)
                 and isinstance(node.func, cst.Attribute)
@@ -1901,15 +1910,68 @@ def is_generator(func: cst.FunctionDef) -> bool:
 
 
 HOOKS = "hooks:"
+# `hooks:step@run+update,reset`: `step` is called on `self` by the traced methods `run` and
+# `update`; `reset` is traced whoever calls it (`jax.jit(self.reset)`).
+CALLED_FROM, CALLERS_SEP = "@", "+"
+
+
+def _parse_hooks(entries: str) -> dict[str, frozenset[str] | None]:
+    """Each hook of a `hooks:` entry with the traced methods that call it (None: any caller)."""
+    found: dict[str, frozenset[str] | None] = {}
+    for item in entries[len(HOOKS):].split(","):
+        if not item:
+            continue
+        name, _, callers = item.partition(CALLED_FROM)
+        before = found.get(name, frozenset())
+        found[name] = None if before is None or not callers else before | frozenset(callers.split(CALLERS_SEP))
+    return found
+
+
+def _encode_hooks(hooks: dict[str, frozenset[str] | None]) -> str:
+    items = (name if callers is None else f"{name}{CALLED_FROM}{CALLERS_SEP.join(sorted(callers))}"
+             for name, callers in hooks.items())
+    return HOOKS + ",".join(sorted(items))
 
 
 def _hook_framework(base: str, names: set[str]) -> _Framework:
-    return _Framework(f"subclass of `{base}`, whose traced methods call it on `self`", HOOKS + ",".join(sorted(names)))
+    return _Framework(f"subclass of `{base}`, whose traced methods call it on `self`", _encode_hooks(_parse_hooks(HOOKS + ",".join(names))))
 
 
 def _merge_hooks(framework: _Framework, names: set[str]) -> _Framework:
-    known = set(framework.entries[len(HOOKS):].split(","))
-    return replace(framework, entries=HOOKS + ",".join(sorted(known | names)))
+    return replace(framework, entries=_encode_hooks(_parse_hooks(framework.entries + "," + ",".join(names))))
+
+
+def _live_hooks(framework: _Framework, cls: cst.ClassDef) -> _Framework | None:
+    """The hooks that still run traced on instances of `cls`. A base's traced `run` calls
+    `self.step`; a subclass that defines its own `run` replaces it, so on its instances the
+    traced `run` never runs and its `step` is not reached through it (netket's NumPy sampler
+    overrides both the jitted `_sample_chain` and the `_sample_next` it calls), unless the
+    override calls the base's (`super().run(...)`). None when no hook is left."""
+    defined = {s.name.value: s for s in cls.body.body if isinstance(s, cst.FunctionDef)} \
+        if isinstance(cls.body, cst.IndentedBlock) else {}
+    kept: dict[str, frozenset[str] | None] = {}
+    for name, callers in _parse_hooks(framework.entries).items():
+        if callers is None:
+            kept[name] = None
+            continue
+        left = frozenset(m for m in callers if m not in defined or _calls_base_method(defined[m], cls))
+        if left:
+            kept[name] = left
+    return replace(framework, entries=_encode_hooks(kept)) if kept else None
+
+
+def _calls_base_method(method: cst.FunctionDef, cls: cst.ClassDef) -> bool:
+    """`super().run(...)`, `super(Cls, self).run(...)`, `Base.run(self, ...)` in `run`."""
+    name = method.name.value
+    bases = {b.value.value for b in cls.bases if isinstance(b.value, cst.Name)}
+    for node in descendants(method):
+        if type(node) is cst.Attribute and node.attr.value == name:
+            value = node.value
+            if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "super":
+                return True
+            if isinstance(value, cst.Name) and value.value in bases:
+                return True
+    return False
 
 
 def find_traced_functions(

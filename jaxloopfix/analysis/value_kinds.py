@@ -22,7 +22,7 @@ a decision that needs `static` needs positive evidence for every binding.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 import libcst as cst
@@ -54,6 +54,9 @@ class Kind:
     name: str
     item: Kind | None = None
     why: str = ""
+    # A host value made by a call that computes on the host (`np.zeros(...)`,
+    # `scipy.spatial.cKDTree(points)`): its methods compute on the host too.
+    host: bool = False
 
     @property
     def python(self) -> bool:
@@ -69,7 +72,7 @@ class Kind:
         if self.name == CONTAINER:
             return self.item or Kind(UNKNOWN)
         if self.name == STATIC:
-            return Kind(STATIC, why=f"an item of {self.why or 'a static value'}")
+            return Kind(STATIC, why=f"an item of {self.why or 'a static value'}", host=self.host)
         if self.name == ARRAY:
             return Kind(ARRAY, why=f"a row of {self.why or 'an array'}")
         if self.name == TRACED:
@@ -89,7 +92,7 @@ def join(a: Kind | None, b: Kind | None) -> Kind | None:
     if a.name == b.name:
         if a.name == CONTAINER:
             return Kind(CONTAINER, join(a.item, b.item) or UNKNOWN_KIND, a.why or b.why)
-        return a
+        return a if a.host == b.host else replace(a, host=False)
     if {a.name, b.name} == {STATIC, SHAPE}:
         return Kind(STATIC, why=a.why or b.why)
     if {a.name, b.name} == {STATIC, ARRAY}:
@@ -128,7 +131,7 @@ ARRAY_MODULES = ("jax.numpy.", "jax.lax.", "jax.nn.", "jax.random.", "jax.scipy.
 # predicates on dtypes), and `split_list`, which splits a Python list.
 STATIC_RESULTS = TRACED_STATIC_RESULTS | {"split_list"}
 # Modules whose functions of Python values are Python values (`math.ceil(n / 2)`, `np.prod(shape)`).
-PYTHON_VALUE_MODULES = ("math.", "numpy.", "operator.", "itertools.", "functools.reduce")
+PYTHON_VALUE_MODULES = ("math.", "numpy.", "scipy.", "operator.", "itertools.", "functools.reduce")
 # Annotations of Python values and of arrays.
 STATIC_ANNOTATIONS = frozenset({"int", "float", "bool", "str", "builtins.int", "builtins.float", "builtins.bool",
                                 "builtins.str"})
@@ -461,12 +464,12 @@ class ValueKinds:
             return Kind(ARRAY, why=shown)
         if qname is not None and qname.startswith(PYTHON_VALUE_MODULES):
             kinds = [self.of(a) for a in args]
-            if kinds and all(k.python for k in kinds):
-                return Kind(STATIC, why=shown)
             if computes_on_host(qname):
                 # `np.linspace(0, 1, n)`, `np.zeros((n, n))`: NumPy computes it on the host (handed a
                 # tracer it raises, at the call), so what it returns is a concrete host value.
-                return Kind(STATIC, why=f"{shown}, computed on the host")
+                return Kind(STATIC, why=f"{shown}, computed on the host", host=True)
+            if kinds and all(k.python for k in kinds):
+                return Kind(STATIC, why=shown)
             return UNKNOWN_KIND
         if isinstance(func, cst.Attribute) and func.attr.value in ("items", "keys", "values") and not args:
             base = self.of(func.value)
@@ -479,6 +482,10 @@ class ValueKinds:
                 return Kind(STATIC, why=shown)
         if isinstance(func, cst.Attribute) and self.of(func.value).name == ARRAY:
             return Kind(ARRAY, why=shown)  # `x.sum()`, `x.at[t].set(v)`, `x.reshape(...)`
+        if isinstance(func, cst.Attribute) and (receiver := self.of(func.value)).name == STATIC and receiver.host:
+            # `tree.query_ball_point(points, r)` on `tree = cKDTree(...)`, `table.cumsum()` on a NumPy
+            # array: a host object's method computes on the host (handed a tracer, it raises).
+            return Kind(STATIC, why=f"{shown}, computed on the host", host=True)
         if isinstance(func, cst.Attribute) and func.attr.value in ARRAY_ONLY_METHODS and self.of(func.value).name == TRACED:
             return Kind(ARRAY, why=shown)  # `events.reshape(...)`: a traced argument with an array's method is one
         return UNKNOWN_KIND
