@@ -482,21 +482,37 @@ class Delegating(Algorithm):
         for i in range(state.shape[0]):
             d = d + state[i]
         return d
+
+
+class Plain(Algorithm):
+    pass
+
+
+class ViaGrandparent(Plain):
+    def ask(self, key, state):
+        return Algorithm.ask(self, key, state)
+
+    def _ask(self, key, state):
+        d = state
+        for i in range(state.shape[0]):
+            d = d * state[i]
+        return d
 """
 
 
 def test_a_subclass_that_overrides_the_jitted_caller_does_not_run_the_hook_traced(tmp_path: Path) -> None:
     """Python resolves `ask` on a `HostAlgorithm` to its own, untraced `ask`: the jitted
     `Algorithm.ask` never runs on it, so neither its `_ask` nor that of its subclass `HostLeaf`
-    runs under that trace. A subclass whose `ask` calls `super().ask(...)` still does."""
+    runs under that trace. A subclass whose `ask` calls `super().ask(...)`, or an ancestor's
+    `Algorithm.ask(self, ...)`, still does."""
     _tree(tmp_path, {
         "pkg/__init__.py": "",
         "pkg/base.py": HOOK_BASE,
         "pkg/host.py": HOST_OVERRIDE,
     })
     found = _found(tmp_path)
-    reason = "method `_ask` of `Delegating`, a subclass of `Algorithm`, whose traced methods call it on `self`"
-    assert found == {"pkg/host.py": [("JLF002", reason)]}
+    reason = "method `_ask` of `{}`, a subclass of `Algorithm`, whose traced methods call it on `self`"
+    assert found == {"pkg/host.py": [("JLF002", reason.format("Delegating")), ("JLF002", reason.format("ViaGrandparent"))]}
 
 
 DECLARED = {

@@ -20,17 +20,23 @@ NUMPY_ON_TRACERS = frozenset(
      # Not found by a call with one array, but they delegate to the argument's method too.
      "reshape", "swapaxes", "take", "repeat", "nonzero", "ptp", "trace", "diagonal", "sort", "searchsorted",
      "compress", "choose", "clip", "ravel", "cumulative_sum", "cumulative_prod", "matrix_transpose", "partition",
-     "argpartition", "resize", "put"}
+     "argpartition", "resize", "put",
+     # Not found by a call with one array either: with their axis or section arguments they
+     # transpose or slice the tracer (`np.moveaxis(x, 0, -1)`, `np.split(x, 4)`).
+     "moveaxis", "rollaxis", "split", "array_split", "hsplit", "vsplit", "dsplit"}
 )
 
 
 # SciPy modules whose public functions and classes all raise on a tracer (they convert their
-# arguments with NumPy), found by calling each on a traced (3, 3) array under `jax.jit` (SciPy
-# 1.17.1, JAX 0.10.2); `SCIPY_ON_TRACERS` are the names that did not raise: exception and warning
-# classes and `scipy.fft.set_workers`. `tests/test_host_libraries.py` calls them again.
+# arguments with NumPy), found by calling each under `jax.jit` with a traced (3, 3) array and
+# with it beside ints, a float and itself (SciPy 1.17.1, JAX 0.10.2); `SCIPY_ON_TRACERS` are the
+# names that ran: exception and warning classes, `scipy.fft.set_workers`, `scipy.signal.kaiser_atten`,
+# `scipy.special.legendre_p`, `scipy.interpolate.generate_knots` and `splantider`.
+# `tests/test_host_libraries.py` calls them again.
 SCIPY_HOST_MODULES = frozenset({"special", "spatial", "linalg", "signal", "interpolate", "ndimage", "fft", "cluster"})
 SCIPY_ON_TRACERS = frozenset({"QhullError", "LinAlgError", "LinAlgWarning", "BadCoefficients", "SpecialFunctionError",
-                              "SpecialFunctionWarning", "set_workers"})
+                              "SpecialFunctionWarning", "set_workers", "kaiser_atten", "generate_knots", "splantider",
+                              "legendre_p"})
 
 
 def computes_on_host(qualified: str) -> bool:

@@ -1961,15 +1961,17 @@ def _live_hooks(framework: _Framework, cls: cst.ClassDef) -> _Framework | None:
 
 
 def _calls_base_method(method: cst.FunctionDef, cls: cst.ClassDef) -> bool:
-    """`super().run(...)`, `super(Cls, self).run(...)`, `Base.run(self, ...)` in `run`."""
+    """`super().run(...)`, `super(Cls, self).run(...)`, `Base.run(self, ...)`,
+    `base.Algorithm.run(self, ...)`, `Grandparent.run(self, ...)` in `run`: any `run` reached
+    other than through `self` may be an ancestor's (generous: dropping a hook wrongly loses a
+    report)."""
     name = method.name.value
-    bases = {b.value.value for b in cls.bases if isinstance(b.value, cst.Name)}
     for node in descendants(method):
         if type(node) is cst.Attribute and node.attr.value == name:
             value = node.value
-            if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "super":
-                return True
-            if isinstance(value, cst.Name) and value.value in bases:
+            if isinstance(value, cst.Name) and value.value in ("self", "cls"):
+                continue
+            if isinstance(value, (cst.Call, cst.Name, cst.Attribute, cst.Subscript)):
                 return True
     return False
 
