@@ -1947,14 +1947,12 @@ def _live_hooks(framework: _Framework, cls: cst.ClassDef) -> _Framework | None:
     traced `run` never runs and its `step` is not reached through it (netket's NumPy sampler
     overrides both the jitted `_sample_chain` and the `_sample_next` it calls), unless the
     override calls the base's (`super().run(...)`). None when no hook is left."""
-    defined = {s.name.value: s for s in cls.body.body if isinstance(s, cst.FunctionDef)} \
-        if isinstance(cls.body, cst.IndentedBlock) else {}
     kept: dict[str, frozenset[str] | None] = {}
     for name, callers in _parse_hooks(framework.entries).items():
         if callers is None:
             kept[name] = None
             continue
-        left = frozenset(m for m in callers if m not in defined or _calls_base_method(defined[m], cls))
+        left = frozenset(m for m in callers if (own := _method(cls, m)) is None or _calls_base_method(own, cls))
         if left:
             kept[name] = left
     return replace(framework, entries=_encode_hooks(kept)) if kept else None

@@ -480,13 +480,16 @@ class ValueKinds:
                                                                    "replace", "split", "startswith", "endswith"):
             if self.of(func.value).name == STATIC:
                 return Kind(STATIC, why=shown)
-        if isinstance(func, cst.Attribute) and self.of(func.value).name == ARRAY:
+        if not isinstance(func, cst.Attribute):
+            return UNKNOWN_KIND
+        receiver = self.of(func.value)
+        if receiver.name == ARRAY:
             return Kind(ARRAY, why=shown)  # `x.sum()`, `x.at[t].set(v)`, `x.reshape(...)`
-        if isinstance(func, cst.Attribute) and (receiver := self.of(func.value)).name == STATIC and receiver.host:
+        if receiver.name == STATIC and receiver.host:
             # `tree.query_ball_point(points, r)` on `tree = cKDTree(...)`, `table.cumsum()` on a NumPy
             # array: a host object's method computes on the host (handed a tracer, it raises).
             return Kind(STATIC, why=f"{shown}, computed on the host", host=True)
-        if isinstance(func, cst.Attribute) and func.attr.value in ARRAY_ONLY_METHODS and self.of(func.value).name == TRACED:
+        if func.attr.value in ARRAY_ONLY_METHODS and receiver.name == TRACED:
             return Kind(ARRAY, why=shown)  # `events.reshape(...)`: a traced argument with an array's method is one
         return UNKNOWN_KIND
 

@@ -11,7 +11,6 @@ import ast
 import difflib
 from collections.abc import Callable, Iterable, Sequence
 
-
 from jaxloopfix.diagnostics import Applicability, Edit, Fix, Location
 
 
