@@ -123,6 +123,33 @@ def test_python_values_rule_needs_every_store_static() -> None:
     assert len(_loop_codes(mixed)) == 1  # reported (JLF001: it also accumulates `pos`)
 
 
+def test_first_item_of_a_tree_flatten_is_the_leaves() -> None:
+    """`jax.tree.flatten(t)[0]` is the list of leaves, as `leaves, treedef = jax.tree.flatten(t)`
+    unpacks it: a loop over it (or a slice of it) is a loop over leaves; a loop over the rows of
+    one leaf is not."""
+    import jax.numpy as jnp
+
+    leaves = """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def f(xs):
+            flat = jax.tree.flatten(xs)[0]
+            total = jnp.sum(flat[0])
+            for x in flat[1:]:
+                total = total + jnp.sum(x)
+            return total
+        """
+    assert _loop_codes(leaves) == []
+    namespace: dict = {}
+    exec(textwrap.dedent(leaves), namespace)
+    tree = {"a": jnp.ones(3), "b": (jnp.ones((2, 2)), jnp.arange(4.0))}
+    assert float(namespace["f"](tree)) == 3 + 4 + 6  # runs under jit over three leaves
+    rows = leaves.replace("for x in flat[1:]:", "for x in jax.tree.flatten(xs)[0][0]:")
+    assert len(_loop_codes(rows)) == 1  # the rows of the first leaf
+
+
 def test_derived_index_is_named_as_derived() -> None:
     text = """
         import jax

@@ -168,7 +168,20 @@ class ContainerEvidence:
             return self.name(expr.value) or self._checked_sequence(expr)
         if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Slice):
             return self.iterable(expr.value, depth + 1)  # `values[1:]`: a slice of a Python list is one
+        if self._flattened_leaves(expr):
+            return f"it iterates `{code}`, the leaves of a pytree"
         return None
+
+    def _flattened_leaves(self, expr: cst.BaseExpression) -> bool:
+        """`jax.tree.flatten(t)[0]`: the first item of what a flatten returns, `(leaves, treedef)`,
+        is the list of leaves (as `leaves, treedef = jax.tree.flatten(t)` unpacks it)."""
+        if not (isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index)):
+            return False
+        index, call = expr.slice[0].slice.value, expr.value
+        if not (isinstance(index, cst.Integer) and index.evaluated_value == 0 and isinstance(call, cst.Call)):
+            return False
+        qname = self.parsed.qualified_name(call.func) if isinstance(call.func, (cst.Name, cst.Attribute)) else None
+        return qname in TREE_LEAVES and "flatten" in qname
 
     def _declared_attribute(self, name: str, attr: str) -> str | None:
         """`jaxpr.effects` with `jaxpr: Jaxpr`, where class `Jaxpr` declares `effects: Effects` and
