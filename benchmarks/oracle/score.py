@@ -141,6 +141,14 @@ def main() -> None:
     print(f"array-row loops reported: {pct(len(hit), len(arr))}")
     print(f"clean loops left clean:   {pct(len(clean) - len(flags), len(clean))}")
     print(f"static-steps loops (not scored): {len(steps)}, reported {len(steps_hit)}")
+    # The labels call a static range of at most 4 trips "a few static steps" (clean), but an
+    # array-axis loop of 2 trips array-row: the same threshold applied to array-row loops.
+    longer = [r for r in arr if r["trip_max"] >= 5]
+    few_line = (
+        f"array-row loops that ran at least 5 trips reported {pct(sum(1 for r in longer if r['codes']), len(longer))} "
+        f"({len(arr) - len(longer)} array-row loops never ran more than 4, the threshold of a few static steps)"
+    )
+    print(few_line)
     loc_arr = [r for r in arr if r.get("active_by") == "locals"]
     loc_clean = [r for r in clean if r.get("active_by") == "locals"]
     loc_line = (
@@ -168,6 +176,7 @@ def main() -> None:
         f"- **array-row loops reported: {pct(len(hit), len(arr))}**",
         f"- **clean loops left clean: {pct(len(clean) - len(flags), len(clean))}**",
         f"- **static-steps loops (in neither percentage): {len(steps)}, reported by the tool: {len(steps_hit)}**",
+        f"- {few_line}",
         f"- only loops seen with {loc_line}; the rest ran only while JAX's trace context was active",
         "  with no Tracer in their frame (`active_by: context` in labels.jsonl)", "",
         "## By source", "",
