@@ -1120,3 +1120,56 @@ def test_partial_of_a_project_decorator_that_jits(tmp_path: Path) -> None:
     found = _found(tmp_path)["pkg/opt.py"]
     assert [code for code, _ in found] == ["JLF001", "JLF002"], found
     assert all("utils.staged" in reason for _, reason in found)
+
+
+def test_a_function_lifted_by_nnx_jit_in_another_module_is_traced(tmp_path: Path) -> None:
+    """`nnx.jit(steps.descend)` and `nnx.jit(partial(refine, config))` in `train.py` trace
+    functions of `steps.py`: their loops are reported there, and running `train.py` shows the
+    loops really run on tracers."""
+    _tree(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/steps.py": """
+            import jax
+            import jax.numpy as jnp
+
+            SEEN = []
+
+
+            def descend(x, n):
+                for _ in range(n):
+                    SEEN.append(isinstance(x, jax.core.Tracer))
+                    x = x - 0.1 * jnp.sin(x)
+                return x
+
+
+            def refine(config, x):
+                for _ in range(config["steps"]):
+                    SEEN.append(isinstance(x, jax.core.Tracer))
+                    x = 0.5 * (x + 2.0 / x)
+                return x
+        """,
+        "pkg/train.py": """
+            from functools import partial
+
+            from flax import nnx
+
+            from pkg import steps
+            from pkg.steps import refine
+
+            descend = nnx.jit(steps.descend, static_argnames="n")
+            sqrt2 = nnx.jit(partial(refine, {"steps": 6}))
+        """,
+    })
+    found = _found(tmp_path)
+    assert list(found) == ["pkg/steps.py"]
+    assert [code for code, _ in found["pkg/steps.py"]] == ["JLF001", "JLF001"]  # they also append to `SEEN`
+    assert [reason.split(" on line")[0] for _, reason in found["pkg/steps.py"]] == [
+        "lifted by `nnx.jit`", "lifted by `nnx.jit`"]
+    script = (
+        "import jax.numpy as jnp\nfrom pkg import steps, train\n"
+        "train.descend(jnp.ones(3), n=5)\nprint(float(train.sqrt2(jnp.array(1.0))))\n"
+        "print(len(steps.SEEN), all(steps.SEEN))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, check=True).stdout.split()
+    assert abs(float(out[0]) - 2 ** 0.5) < 1e-6
+    assert out[1:] == ["11", "True"]  # 5 + 6 steps, each on a tracer

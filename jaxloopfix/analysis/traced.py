@@ -785,7 +785,10 @@ class TracedFinder:
         positional = [a.value for a in call.args if a.keyword is None and not a.star]
         if not positional:
             return None
-        return self.resolve_class(positional[0]) or self.resolve_function(positional[0])
+        target = positional[0]
+        if isinstance(target, cst.Call) and self._qname_in(target.func, PARTIAL) and target.args:
+            target = target.args[0].value  # `nnx.jit(partial(step, config))`: bound arguments are Python values
+        return self.resolve_class(target) or self.resolve_function(target)
 
     def _custom_receiver(self, expr: cst.BaseExpression) -> int | None:
         """For `f.defvjp`: the `nondiff_argnums` count when `f` is a custom-derivative function."""
@@ -1052,7 +1055,9 @@ class TracedFinder:
                 expr = decorator.decorator
                 target = expr.func if isinstance(expr, cst.Call) else expr
                 if isinstance(target, cst.Call) and self._qname_in(target.func, PARTIAL) and target.args:
-                    target = target.args[0].value  # `@partial(nn.jit, ...)`
+                    target = target.args[0].value  # `@partial(nn.jit, ...)(...)`
+                elif isinstance(expr, cst.Call) and self._qname_in(expr.func, PARTIAL) and expr.args:
+                    target = expr.args[0].value  # `@partial(nnx.jit, static_argnames=...)`
                 name = self._qname(target)
                 taker = FUNCTION_TAKERS.get(name or "")
                 if name in LIFTED_TRANSFORMS or (taker is not None and not taker.transformed and taker.positions):
@@ -1645,6 +1650,21 @@ class TracedFinder:
                     item = item.args[0].value
                 text = f"{taker.label} `{shorten(self.parsed.code(call.func), 40)}`"
                 self._external(item, text, call, taker.transformed, names, nums)
+            self._lifted_elsewhere(call)
+
+    def _lifted_elsewhere(self, call: cst.Call) -> None:
+        """`nnx.jit(step)`, `nnx.jit(partial(step, config))` with `step` imported from another
+        project module: it runs traced there (its parameters are modules and arrays, not known to
+        be tracers; a module class lifted from elsewhere is traced as a module already)."""
+        if self._qname_in(call.func, LIFTED_TRANSFORMS) is None or self._lifted_target(call) is not None:
+            return
+        positional = [a.value for a in call.args if a.keyword is None and not a.star]
+        if not positional:
+            return
+        target = positional[0]
+        if isinstance(target, cst.Call) and self._qname_in(target.func, PARTIAL) and target.args:
+            target = target.args[0].value
+        self._external(target, f"lifted by `{shorten(self.parsed.code(call.func), 40)}`", call)
 
     def _apply_seeds(self) -> None:
         """Seed what other modules trace here (a re-export passes the seed on)."""
