@@ -313,7 +313,7 @@ def _scan(
             return None  # nothing here can start a trace: no function is traced, none links elsewhere
     possible, reached, flows = _reach(
         found, frozenset(names), need_loop=need_loop, seeds=seeds, imported=project_names,
-        class_bases=class_bases, decorated=decorated,
+        class_bases=class_bases, decorated=decorated, by_name=project_roots is not None,
     )
     if reached is not None:
         reached.extend(exported)  # kept, to be passed on to the modules deriving from them
@@ -656,11 +656,13 @@ def _reach(
     imported: frozenset[str] = frozenset(),
     class_bases: frozenset[str] = frozenset(),
     decorated: list[ast.FunctionDef | ast.AsyncFunctionDef] = (),  # type: ignore[assignment]
+    by_name: bool = False,
 ) -> tuple[bool, list[ast.AST] | None, bool]:
     """(whether a rule may fire, the functions that may run traced and the calls making
     them so, None: all of the module; whether a function may reach a tracing call through a
     parameter or an alias). `imported`: names bound by imports of project modules;
-    `class_bases`: those of them that may be framework classes."""
+    `class_bases`: those of them that may be framework classes; `by_name`: in a project pass, where
+    a transform of an untyped object's method (`jax.jit(env.step)`) traces methods elsewhere."""
     functions, calls, classes = found.functions, found.calls, found.classes
     work: list[ast.FunctionDef | ast.AsyncFunctionDef] = [
         f for group in functions.values() for f in group if any(_mentions(d, names) for d in f.decorator_list)
@@ -689,6 +691,9 @@ def _reach(
             anchors.append(call)
             if imported and any(_mentions(arg, imported) for arg in (*call.args, *call.keywords)):
                 possible = True  # `jax.jit(layers.step)`, `lax.scan(step, ...)` with `step` imported
+            if by_name and call.args and isinstance(call.args[0], ast.Attribute) \
+                    and _root_name(call.args[0]) not in ("self", "cls", None) and call.args[0].attr not in functions:
+                possible = True  # `jax.jit(env.step)`: the project pass traces every class's `step`
             flows = False
             for arg in walk(call):
                 if isinstance(arg, ast.Name) and arg.id in functions:
@@ -723,6 +728,8 @@ def _reach(
         for name in own.callees:
             if name in functions:
                 work.extend(functions[name])
+            if name in classes:
+                work.extend(_constructors(name, classes))  # `Kernel(...)`: its `__init__` runs traced
             elif "__call__" in functions and not objects_called:
                 objects_called = True
                 work.extend(functions["__call__"])  # `stage(x)` on an item or attribute: an object's `__call__`
@@ -733,6 +740,23 @@ def _reach(
             return possible, None, True  # `global model` in a function: a binding the alias may name
         anchors.extend(_parameter_callers(found, aliased))
     return possible, [*reached.values(), *anchors], bool(aliased)
+
+
+def _constructors(name: str, classes: dict[str, list[ast.ClassDef]]) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """`__init__` and `__post_init__` of the classes named `name` and of their bases in this module."""
+    found: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+    seen: set[str] = set()
+    pending = [name]
+    while pending:
+        current = pending.pop()
+        if current in seen or current not in classes:
+            continue
+        seen.add(current)
+        for cls in classes[current]:
+            found.extend(m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))
+                         and m.name in ("__init__", "__post_init__"))
+            pending.extend(b.id for b in cls.bases if isinstance(b, ast.Name))
+    return found
 
 
 def _parameter_callers(found: _Collected, aliased: list[ast.Call]) -> list[ast.Call]:

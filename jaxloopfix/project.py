@@ -22,6 +22,8 @@ from pathlib import Path
 
 from jaxloopfix.analysis.cross_module import (
     BY_NAME,
+    EVERY_BY_NAME,
+    ExternalTrace,
     ModuleClass,
     ModuleLinks,
     ModuleSite,
@@ -351,22 +353,12 @@ class TraceFlow:
         """Record `importer`'s links; the files whose seeds changed (to check again)."""
         changed: set[Path] = set()
         for trace in links.external:
-            if trace.module == BY_NAME:
-                method = trace.name.split(".", 1)[1]
-                found = self._only_method(method)
-                if found is None:
-                    continue
-                target, owner = found
-                trace = replace(trace, name=f"{owner}.{method}")
-            else:
-                target = self.index.resolve(importer, trace.module)
-            if target is None:
-                continue
-            known = self.seeds.setdefault(target, {})
-            merged = _merge(known.get(trace.name), trace.seed())
-            if merged != known.get(trace.name):
-                known[trace.name] = merged
-                changed.add(target)
+            for target, trace in self._targets(importer, trace):
+                known = self.seeds.setdefault(target, {})
+                merged = _merge(known.get(trace.name), trace.seed())
+                if merged != known.get(trace.name):
+                    known[trace.name] = merged
+                    changed.add(target)
         for cls in links.classes:
             # A class learns more hooks as its bases are learned (`traced.HOOKS`): the newest wins.
             self.classes[cls.qualified] = cls
@@ -374,16 +366,41 @@ class TraceFlow:
         self.asked[importer] = set(links.declarations) | {name for name, _ in self.answered.get(importer, ())}
         return changed
 
-    def _only_method(self, name: str) -> tuple[Path, str] | None:
-        """(file, class) of the one top-level class of the checked modules that defines method
-        `name`; None when none or several do (or a function of that name is also nested
-        elsewhere, which the text scan cannot tell from a method)."""
+    def _targets(self, importer: Path, trace: ExternalTrace) -> list[tuple[Path, ExternalTrace]]:
+        """The files (and the trace, naming its class there) an external trace reaches."""
+        if trace.module == BY_NAME:
+            method = trace.name.split(".", 1)[1]
+            found = self._only_method(method)
+            return [(found[0], replace(trace, name=f"{found[1]}.{method}"))] if found is not None else []
+        if trace.module == EVERY_BY_NAME:
+            method = trace.name.split(".", 1)[1]
+            return [(path, replace(trace, name=f"{owner}.{method}")) for path, owner in self._every_method(method)]
+        target = self.index.resolve(importer, trace.module)
+        return [(target, trace)] if target is not None else []
+
+    def _defs_named(self, name: str) -> list[Path]:
+        """The checked files with an indented `def name` (a method or a nested function)."""
         if self.indented_defs is None:  # one scan of every checked file, on the first such call
             self.indented_defs = {}
             for path in self.index.names:
                 for found in INDENTED_DEF.findall(self.read(path) or ""):
                     self.indented_defs.setdefault(found, []).append(path)
-        hits = self.indented_defs.get(name, [])
+        return self.indented_defs.get(name, [])
+
+    def _every_method(self, name: str) -> list[tuple[Path, str]]:
+        """(file, class) of every top-level class of the checked modules that defines `name`."""
+        out = []
+        for path in dict.fromkeys(self._defs_named(name)):
+            tree = self._tree(path)
+            out += [(path, node.name) for node in (tree.body if tree is not None else ()) if isinstance(node, ast.ClassDef)
+                    and any(isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name == name for f in node.body)]
+        return out
+
+    def _only_method(self, name: str) -> tuple[Path, str] | None:
+        """(file, class) of the one top-level class of the checked modules that defines method
+        `name`; None when none or several do (or a function of that name is also nested
+        elsewhere, which the text scan cannot tell from a method)."""
+        hits = self._defs_named(name)
         if len(hits) != 1:
             return None
         tree = self._tree(hits[0])

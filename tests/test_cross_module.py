@@ -1173,3 +1173,126 @@ def test_a_function_lifted_by_nnx_jit_in_another_module_is_traced(tmp_path: Path
     out = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, check=True).stdout.split()
     assert abs(float(out[0]) - 2 ** 0.5) < 1e-6
     assert out[1:] == ["11", "True"]  # 5 + 6 steps, each on a tracer
+
+
+def test_a_transformed_method_of_an_untyped_object_traces_that_method_of_every_class(tmp_path: Path) -> None:
+    """`jax.jit(env.step)` with `env` from a registry: whichever class `env` is, its `step`
+    runs traced, so every project class's `step` is checked as traced code (`reset`, called
+    only eagerly, is not); running the test file shows both envs' loops run on tracers."""
+    _tree(tmp_path, {
+        "envs/__init__.py": "",
+        "envs/arm.py": """
+            import jax
+            import jax.numpy as jnp
+
+            SEEN = []
+
+
+            class Arm:
+                def reset(self, q):
+                    for j in range(6):
+                        q = q + j
+                    return q
+
+                def step(self, q, links):
+                    for j in range(1, 7):
+                        SEEN.append(isinstance(q, jax.core.Tracer))
+                        q = jnp.tanh(links[j] @ q)
+                    return q
+        """,
+        "envs/cart.py": """
+            import jax.numpy as jnp
+            from envs.arm import SEEN
+            import jax
+
+
+            class Cart:
+                def reset(self, q):
+                    return q
+
+                def step(self, q, links):
+                    for t in range(links.shape[0]):
+                        SEEN.append(isinstance(q, jax.core.Tracer))
+                        q = q + 0.1 * links[t, 0]
+                    return q
+        """,
+        "envs/registry.py": "from envs.arm import Arm\nfrom envs.cart import Cart\n\n\ndef load(name):\n    return {'arm': Arm, 'cart': Cart}[name]()\n",
+        "test_envs.py": """
+            import jax
+            import jax.numpy as jnp
+
+            from envs import registry
+
+
+            def roll(name):
+                env = registry.load(name)
+                step = jax.jit(env.step)
+                return step(env.reset(jnp.zeros(3)), jnp.ones((7, 3, 3)) / 3)
+        """,
+    })
+    found = _found(tmp_path)
+    assert sorted(found) == ["envs/arm.py", "envs/cart.py"]
+    assert [len(found[name]) for name in ("envs/arm.py", "envs/cart.py")] == [1, 1]  # `step` only, not `reset`
+    assert found["envs/arm.py"][0][1].startswith("`jax.jit(env.step)` on line 9 of test_envs.py transforms a method")
+    script = "import test_envs\nfrom envs.arm import SEEN\ntest_envs.roll('arm'); test_envs.roll('cart')\nprint(len(SEEN), all(SEEN))\n"
+    out = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["13", "True"]  # 6 + 7 steps, each on a tracer
+
+
+def test_a_class_constructed_in_traced_code_elsewhere_runs_its_init_traced(tmp_path: Path) -> None:
+    """`kernels.Carma(...)` inside a jitted loss of a test file: the Equinox module's own
+    `__init__` and the helper it calls run on tracers, so the helper's loop is reported (a
+    method the class never runs under a trace, and a class nobody constructs there, are not)."""
+    _tree(tmp_path, {
+        "kernels/__init__.py": "",
+        "kernels/carma.py": """
+            import equinox as eqx
+            import jax
+            import jax.numpy as jnp
+
+            SEEN = []
+
+
+            def acvf(roots, weights):
+                total = jnp.zeros_like(roots)
+                for k in range(weights.shape[0]):
+                    SEEN.append(isinstance(roots, jax.core.Tracer))
+                    total = total + weights[k] * roots**k
+                return total
+
+
+            class Carma(eqx.Module):
+                values: jax.Array
+
+                def __init__(self, roots, weights):
+                    self.values = acvf(roots, weights)
+
+
+            class Unused:
+                def __init__(self, roots, weights):
+                    for k in range(weights.shape[0]):
+                        roots = roots + weights[k]
+                    self.roots = roots
+        """,
+        "tests/test_carma.py": """
+            import jax
+            import jax.numpy as jnp
+
+            from kernels import carma
+
+
+            @jax.jit
+            def loss(roots, weights):
+                return carma.Carma(roots, weights).values.sum()
+        """,
+    })
+    found = _found(tmp_path)
+    assert list(found) == ["kernels/carma.py"]
+    assert [code for code, _ in found["kernels/carma.py"]] == ["JLF001"]  # it also appends to `SEEN`
+    assert found["kernels/carma.py"][0][1].startswith("called from traced function `__init__`")
+    script = (
+        "import sys, jax.numpy as jnp\nsys.path.insert(0, 'tests')\nimport test_carma\nfrom kernels.carma import SEEN\n"
+        "test_carma.loss(jnp.ones(3) / 2, jnp.ones(5))\nprint(len(SEEN), all(SEEN))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["5", "True"]

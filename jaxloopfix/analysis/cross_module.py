@@ -21,6 +21,9 @@ from dataclasses import dataclass, field
 # The module of an `ExternalTrace` that names a method by its name alone (`*.quad_mixture`): the
 # project pass sends it to the one project class that defines a method of that name, if one alone does.
 BY_NAME = "*"
+# The module of an `ExternalTrace` for a transform applied to a method of an object nothing types
+# (`jax.jit(env.step)`): the project pass sends it to every project class that defines the method.
+EVERY_BY_NAME = "**"
 
 
 @dataclass(frozen=True)

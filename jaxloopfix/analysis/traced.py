@@ -29,6 +29,7 @@ from jaxloopfix.analysis.helper_structure import parse_function, traces_paramete
 from jaxloopfix.analysis.library_methods import LIBRARY_METHODS
 from jaxloopfix.analysis.cross_module import (
     BY_NAME,
+    EVERY_BY_NAME,
     ExternalTrace,
     ModuleClass,
     ModuleLinks,
@@ -1202,8 +1203,24 @@ class TracedFinder:
                                 f"`__call__` of `{finder.parsed.code(made.func)}`, whose instance (made on line "
                                 f"{finder.parsed.call_line(made)}) is called as `{shorten(finder.parsed.code(node), 30)}` "
                                 f"in traced function `{outer.name.value}`", node)))
+                elif callee is None and (made_class := finder.resolve_class(node.func)) is not None:
+                    for method in finder._constructors(made_class):
+                        if method is not outer:
+                            found.append((method, finder._at_line(
+                                f"`{method.name.value}` of `{made_class.name.value}`, constructed in traced function "
+                                f"`{outer.name.value}`", node)))
                 elif callee is None:
                     finder._external(node.func, f"called from traced function `{outer.name.value}`", node)
+        return found
+
+    def _constructors(self, cls: cst.ClassDef) -> list[cst.FunctionDef]:
+        """What constructing `cls` runs: the `__init__` Python finds (its own or a base's of this
+        module) and a dataclass's `__post_init__`. Constructed in traced code, they run traced."""
+        found = []
+        for name in ("__init__", "__post_init__"):
+            method = next((m for base in _mro(cls, self._module_classes) if (m := _method(base, name)) is not None), None)
+            if method is not None:
+                found.append(method)
         return found
 
     # -- calls on objects -------------------------------------------------------
@@ -1514,6 +1531,34 @@ class TracedFinder:
         )
         self.links.external.append(ExternalTrace(BY_NAME, f"{BY_NAME}.{name}", reason))
 
+    def _transformed_method_by_name(self, expr: cst.BaseExpression, call: cst.Call) -> None:
+        """`jax.jit(env.step)` with `env` from a registry or factory: nothing here says which class
+        `env` is, but the transform runs its `step`, so the project pass traces the `step` of every
+        project class (`EVERY_BY_NAME`). Its parameters are not taken for tracers: the transform's
+        static arguments count without `self`."""
+        if self.site is None or not isinstance(expr, cst.Attribute) or expr.attr.value.startswith("__"):
+            return
+        receiver = expr.value
+        if isinstance(receiver, cst.Name) and receiver.value in ("self", "cls"):
+            return  # the class's own method, or an object attribute (`_object_attribute`)
+        root = receiver
+        while isinstance(root, (cst.Attribute, cst.Subscript, cst.Call)):
+            root = root.func if isinstance(root, cst.Call) else root.value
+        if not isinstance(root, cst.Name) or self._imported(expr) is not None:
+            return
+        qualified = self.parsed.qualified_name(root)
+        if qualified not in (None, root.value) and "<locals>" not in qualified:
+            return  # an imported module or name: resolved by what it names
+        caller = next((a for a in self.parsed.ancestors(call) if isinstance(a, cst.FunctionDef)), None)
+        if caller is not None and self._instance_method(expr, caller) is not None:
+            return  # the receiver's class is known here
+        reason = (
+            f"`{shorten(self.parsed.code(call), 40)}` on line {self.parsed.call_line(call)} of "
+            f"{self.site.shown or self.parsed.filename} transforms a method of that name of an object whose class "
+            "is not known there"
+        )
+        self.links.external.append(ExternalTrace(EVERY_BY_NAME, f"{EVERY_BY_NAME}.{expr.attr.value}", reason))
+
     def _declaring_param(self, name: str, caller: cst.FunctionDef) -> tuple[cst.FunctionDef, cst.Param] | None:
         """The parameter `name` of `caller`, or of the first function it is nested in that has one."""
         for func in (caller, *self.parsed.ancestors(caller)):
@@ -1636,6 +1681,7 @@ class TracedFinder:
                 expr, transform = wrapped
                 text = f"wrapped by `{shorten(self.parsed.code(call))}`"
                 self._external(expr, text, call, True, transform.static_names, transform.static_nums)
+                self._transformed_method_by_name(expr, call)
             for item, taker in self._function_argument_exprs(call):
                 if self._function_and_bound(item) is not None:
                     continue
@@ -1674,7 +1720,12 @@ class TracedFinder:
                 self._apply_method_seed(seed)
                 continue
             func = self._module_function(seed.name)
-            if func is None:
+            cls = self._module_classes.get(seed.name) if func is None else None
+            if cls is not None:  # `k.Carma(...)` in another module's traced code constructs one
+                for method in self._constructors(cls):
+                    if method not in self.traced:
+                        self._seed(method, f"`{method.name.value}` of `{seed.name}`, {seed.reason}", transformed=False)
+            elif func is None:
                 source = self._reexported(seed.name)
                 if source is not None:  # a re-export: `from .layers import step` in `__init__.py`
                     module, name = source
