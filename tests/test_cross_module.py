@@ -1178,7 +1178,8 @@ def test_a_function_lifted_by_nnx_jit_in_another_module_is_traced(tmp_path: Path
 def test_a_transformed_method_of_an_untyped_object_traces_that_method_of_every_class(tmp_path: Path) -> None:
     """`jax.jit(env.step)` with `env` from a registry: whichever class `env` is, its `step`
     runs traced, so every project class's `step` is checked as traced code (`reset`, called
-    only eagerly, is not); running the test file shows both envs' loops run on tracers."""
+    only eagerly, is not, nor is `Cart.init` for `jax.vmap(net.init)` on what `hk.transform`
+    returned); running the test file shows both envs' loops run on tracers."""
     _tree(tmp_path, {
         "envs/__init__.py": "",
         "envs/arm.py": """
@@ -1210,6 +1211,11 @@ def test_a_transformed_method_of_an_untyped_object_traces_that_method_of_every_c
                 def reset(self, q):
                     return q
 
+                def init(self, q, links):
+                    for t in range(links.shape[0]):
+                        q = q + links[t, 0]
+                    return q
+
                 def step(self, q, links):
                     for t in range(links.shape[0]):
                         SEEN.append(isinstance(q, jax.core.Tracer))
@@ -1228,6 +1234,13 @@ def test_a_transformed_method_of_an_untyped_object_traces_that_method_of_every_c
                 env = registry.load(name)
                 step = jax.jit(env.step)
                 return step(env.reset(jnp.zeros(3)), jnp.ones((7, 3, 3)) / 3)
+
+
+            def ensemble(keys, x):
+                import haiku as hk
+
+                net = hk.transform(lambda x: hk.Linear(3)(x))
+                return jax.vmap(net.init, in_axes=(0, None))(keys, x)  # haiku's `init`, not `Cart.init`
         """,
     })
     found = _found(tmp_path)

@@ -1552,12 +1552,33 @@ class TracedFinder:
         caller = next((a for a in self.parsed.ancestors(call) if isinstance(a, cst.FunctionDef)), None)
         if caller is not None and self._instance_method(expr, caller) is not None:
             return  # the receiver's class is known here
+        if isinstance(receiver, cst.Name) and self._made_by_library(receiver):
+            return  # `net = hk.transform(f)`; `jax.vmap(net.init)`: a library's object, its own method
         reason = (
             f"`{shorten(self.parsed.code(call), 40)}` on line {self.parsed.call_line(call)} of "
             f"{self.site.shown or self.parsed.filename} transforms a method of that name of an object whose class "
             "is not known there"
         )
         self.links.external.append(ExternalTrace(EVERY_BY_NAME, f"{EVERY_BY_NAME}.{expr.attr.value}", reason))
+
+    def _made_by_library(self, name: cst.Name) -> bool:
+        """Whether every binding of `name` assigns what a call of an imported library returns
+        (`hk.transform(f)`, `gymnax.make(...)`): neither this module's nor the project's."""
+        bindings = self._bindings(name)
+        if not bindings:
+            return False
+        for binding in bindings:
+            node = getattr(binding, "node", None)
+            parent = self.parsed.parent(node) if isinstance(node, cst.Name) else None
+            statement = self.parsed.parent(parent) if isinstance(parent, cst.AssignTarget) else parent
+            value = statement.value if isinstance(statement, (cst.Assign, cst.AnnAssign)) else None
+            if not isinstance(value, cst.Call) or not isinstance(value.func, (cst.Name, cst.Attribute)):
+                return False
+            qualified = self._qname(value.func)
+            if qualified is None or "." not in qualified or "<locals>" in qualified or self._imported(value.func) is not None \
+                    or self.resolve_function(value.func) is not None or self.resolve_class(value.func) is not None:
+                return False
+        return True
 
     def _declaring_param(self, name: str, caller: cst.FunctionDef) -> tuple[cst.FunctionDef, cst.Param] | None:
         """The parameter `name` of `caller`, or of the first function it is nested in that has one."""
