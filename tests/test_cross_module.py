@@ -1179,7 +1179,8 @@ def test_a_transformed_method_of_an_untyped_object_traces_that_method_of_every_c
     """`jax.jit(env.step)` with `env` from a registry: whichever class `env` is, its `step`
     runs traced, so every project class's `step` is checked as traced code (`reset`, called
     only eagerly, is not, nor is `Cart.init` for `jax.vmap(net.init)` on what `hk.transform`
-    returned); running the test file shows both envs' loops run on tracers."""
+    returned, whether bound to a name or to `self.net` in `__init__`); running the test file
+    shows both envs' loops run on tracers."""
     _tree(tmp_path, {
         "envs/__init__.py": "",
         "envs/arm.py": """
@@ -1224,6 +1225,7 @@ def test_a_transformed_method_of_an_untyped_object_traces_that_method_of_every_c
         """,
         "envs/registry.py": "from envs.arm import Arm\nfrom envs.cart import Cart\n\n\ndef load(name):\n    return {'arm': Arm, 'cart': Cart}[name]()\n",
         "test_envs.py": """
+            import haiku as hk
             import jax
             import jax.numpy as jnp
 
@@ -1237,16 +1239,22 @@ def test_a_transformed_method_of_an_untyped_object_traces_that_method_of_every_c
 
 
             def ensemble(keys, x):
-                import haiku as hk
-
                 net = hk.transform(lambda x: hk.Linear(3)(x))
                 return jax.vmap(net.init, in_axes=(0, None))(keys, x)  # haiku's `init`, not `Cart.init`
+
+
+            class Ensemble:
+                def __init__(self):
+                    self.net = hk.transform(lambda x: hk.Linear(3)(x))
+
+                def start(self, keys, x):
+                    return jax.vmap(self.net.init, in_axes=(0, None))(keys, x)  # haiku's `init` too
         """,
     })
     found = _found(tmp_path)
     assert sorted(found) == ["envs/arm.py", "envs/cart.py"]
     assert [len(found[name]) for name in ("envs/arm.py", "envs/cart.py")] == [1, 1]  # `step` only, not `reset`
-    assert found["envs/arm.py"][0][1].startswith("`jax.jit(env.step)` on line 9 of test_envs.py transforms a method")
+    assert found["envs/arm.py"][0][1].startswith("`jax.jit(env.step)` on line 10 of test_envs.py transforms a method")
     script = "import test_envs\nfrom envs.arm import SEEN\ntest_envs.roll('arm'); test_envs.roll('cart')\nprint(len(SEEN), all(SEEN))\n"
     out = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, check=True).stdout.split()
     assert out == ["13", "True"]  # 6 + 7 steps, each on a tracer

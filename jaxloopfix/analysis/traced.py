@@ -1552,7 +1552,7 @@ class TracedFinder:
         caller = next((a for a in self.parsed.ancestors(call) if isinstance(a, cst.FunctionDef)), None)
         if caller is not None and self._instance_method(expr, caller) is not None:
             return  # the receiver's class is known here
-        if isinstance(receiver, cst.Name) and self._made_by_library(receiver):
+        if self._made_by_library(receiver, caller):
             return  # `net = hk.transform(f)`; `jax.vmap(net.init)`: a library's object, its own method
         reason = (
             f"`{shorten(self.parsed.code(call), 40)}` on line {self.parsed.call_line(call)} of "
@@ -1561,24 +1561,47 @@ class TracedFinder:
         )
         self.links.external.append(ExternalTrace(EVERY_BY_NAME, f"{EVERY_BY_NAME}.{expr.attr.value}", reason))
 
-    def _made_by_library(self, name: cst.Name) -> bool:
-        """Whether every binding of `name` assigns what a call of an imported library returns
-        (`hk.transform(f)`, `gymnax.make(...)`): neither this module's nor the project's."""
-        bindings = self._bindings(name)
-        if not bindings:
+    def _made_by_library(self, receiver: cst.BaseExpression, caller: cst.FunctionDef | None) -> bool:
+        """Whether every binding of `receiver`, a name or a `self.attr` its class assigns, is what a
+        call of an imported library returns (`net = hk.transform(f)`, `self.env = envs.create(...)`
+        in `__init__`): neither this module's nor the project's."""
+        values = self._bound_values(receiver, caller)
+        return bool(values) and all(self._library_call(value) for value in values)
+
+    def _bound_values(self, receiver: cst.BaseExpression, caller: cst.FunctionDef | None) -> list[cst.BaseExpression | None]:
+        """The values assigned to `receiver` (None for a binding that is no plain assignment)."""
+        if isinstance(receiver, cst.Name):
+            values: list[cst.BaseExpression | None] = []
+            for binding in self._bindings(receiver) or ():
+                node = getattr(binding, "node", None)
+                parent = self.parsed.parent(node) if isinstance(node, cst.Name) else None
+                statement = self.parsed.parent(parent) if isinstance(parent, cst.AssignTarget) else parent
+                values.append(statement.value if isinstance(statement, (cst.Assign, cst.AnnAssign)) else None)
+            return values
+        if not (isinstance(receiver, cst.Attribute) and isinstance(receiver.value, cst.Name)
+                and receiver.value.value == "self" and caller is not None):
+            return []
+        cls = next((a for a in self.parsed.ancestors(caller) if isinstance(a, cst.ClassDef)), None)
+        if cls is None:
+            return []
+        values = []
+        for node in descendants(cls.body):
+            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else \
+                [node.target] if isinstance(node, (cst.AnnAssign, cst.AugAssign)) else []
+            for target in targets:
+                if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) \
+                        and target.value.value == "self" and target.attr.value == receiver.attr.value:
+                    values.append(node.value if isinstance(node, cst.Assign) and len(node.targets) == 1 else None)
+        return values
+
+    def _library_call(self, value: cst.BaseExpression | None) -> bool:
+        """`hk.transform(f)`, `envs.create(...)`: a call of an imported name that is no project function."""
+        if not isinstance(value, cst.Call) or not isinstance(value.func, (cst.Name, cst.Attribute)):
             return False
-        for binding in bindings:
-            node = getattr(binding, "node", None)
-            parent = self.parsed.parent(node) if isinstance(node, cst.Name) else None
-            statement = self.parsed.parent(parent) if isinstance(parent, cst.AssignTarget) else parent
-            value = statement.value if isinstance(statement, (cst.Assign, cst.AnnAssign)) else None
-            if not isinstance(value, cst.Call) or not isinstance(value.func, (cst.Name, cst.Attribute)):
-                return False
-            qualified = self._qname(value.func)
-            if qualified is None or "." not in qualified or "<locals>" in qualified or self._imported(value.func) is not None \
-                    or self.resolve_function(value.func) is not None or self.resolve_class(value.func) is not None:
-                return False
-        return True
+        qualified = self._qname(value.func)
+        return not (qualified is None or "." not in qualified or "<locals>" in qualified
+                    or self._imported(value.func) is not None or self.resolve_function(value.func) is not None
+                    or self.resolve_class(value.func) is not None)
 
     def _declaring_param(self, name: str, caller: cst.FunctionDef) -> tuple[cst.FunctionDef, cst.Param] | None:
         """The parameter `name` of `caller`, or of the first function it is nested in that has one."""
