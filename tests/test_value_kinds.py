@@ -488,3 +488,73 @@ def test_a_count_chosen_from_literals_is_bounded_by_the_largest(count: str, code
     the bound only where it can (adding, multiplying, subtracting a literal)."""
     found = [d.code for d in lint_text(CHOSEN_COUNT.format(count=count), "c.py", Settings()) if d.code.startswith("JLF00")]
     assert [c for c in found if c in ("JLF001", "JLF002")] == codes, found
+
+
+def _transform(name: str):
+    """The installed object `name` names (skipped: a spelling of an earlier JAX release)."""
+    import importlib
+
+    module, attr = name.rsplit(".", 1)
+    try:
+        return getattr(importlib.import_module(module), attr)
+    except (AttributeError, ImportError) as error:
+        pytest.skip(f"`{name}` is not in the installed release: {error}")
+
+
+@pytest.mark.parametrize("name", sorted(__import__("jaxloopfix.analysis.value_kinds", fromlist=["x"]).ARRAY_RESULT_TRANSFORMS))
+def test_what_a_transformed_function_returns_is_arrays(name: str) -> None:
+    """Each transform the kinds take to return arrays does, under `jit`, with an auxiliary output
+    where it takes one: every leaf of the result is a `jax.Array`."""
+    import jax
+    import jax.numpy as jnp
+    from flax import nnx
+
+    transform = _transform(name)
+    x = jnp.arange(3.0)
+    if name.startswith("flax.nnx."):
+        model = nnx.Linear(3, 1, rngs=nnx.Rngs(0))
+        wrapped = transform(lambda m, x: (jnp.sum(m(x)), {"n": jnp.sum(x)}), has_aux=True)
+        result = nnx.jit(wrapped)(model, x)
+    elif name.endswith("grad"):
+        wrapped = transform(lambda x: (jnp.sum(x**2), {"n": jnp.max(x)}), has_aux=True)
+        result = jax.jit(lambda x: wrapped(x))(x)
+    elif name == "jax.pmap":
+        result = transform(lambda x: (x * 2, {"n": x}))(x[None])
+    else:
+        wrapped = transform(lambda x: (jnp.sum(x**2), {"n": jnp.max(x)}))
+        result = jax.jit(lambda x: wrapped(x))(x)
+    leaves = jax.tree.leaves(result)
+    assert leaves and all(isinstance(leaf, jax.Array) for leaf in leaves), (name, result)
+
+
+def test_filter_jit_passes_python_values_through() -> None:
+    """Why `eqx.filter_jit` is not in `ARRAY_RESULT_TRANSFORMS`: a non-array output comes back as it is."""
+    import equinox as eqx
+    import jax.numpy as jnp
+
+    assert eqx.filter_jit(lambda x: (x, "label"))(jnp.ones(2))[1] == "label"
+
+
+def test_gradient_steps_under_a_transform_step_over_arrays() -> None:
+    """`loss, grads = nnx.value_and_grad(f)(model)` per step of a loop in `nnx.jit`: the loop
+    computes the gradients, arrays, so filling the optimizer with them is array work, not
+    bookkeeping over Python values (reported, with no fix: the update mutates the optimizer)."""
+    text = """
+        from functools import partial
+
+        from flax import nnx
+
+
+        def loss_of(model, x, y):
+            return ((model(x) - y) ** 2).mean()
+
+
+        @partial(nnx.jit, static_argnames=["steps"])
+        def fit(model, optimizer, x, y, steps):
+            loss = 0.0
+            for _ in range(steps):
+                loss, grads = nnx.value_and_grad(loss_of)(model, x, y)
+                optimizer.update(model, grads)
+            return loss
+        """
+    assert _loop_codes(text) == ["JLF002"]

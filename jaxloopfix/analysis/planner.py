@@ -792,12 +792,14 @@ class LoopPlanner:
 
     def _computes_arrays(self, loop: cst.For) -> bool:
         """Kinds: the body computes an array (a `jnp`/`lax` call, arithmetic with one, an array
-        method) and stores it, as a name or an entry of an outer object."""
+        method, a transformed function's results) and stores it, as a name or an entry of an
+        outer object."""
         for node in _own_descendants(loop.body):
             if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)) and node.value is not None:
                 value = node.value
-                if isinstance(value, (cst.Call, cst.BinaryOperation)) and self.kinds.of(value).name == ARRAY:
-                    return True
+                kind = self.kinds.of(value) if isinstance(value, (cst.Call, cst.BinaryOperation)) else None
+                if kind is not None and (kind.name == ARRAY or kind.name == CONTAINER and kind.items().name == ARRAY):
+                    return True  # an array, or a tuple of them (`loss, grads = jax.value_and_grad(f)(p)`)
         return False
 
     def _reads_by_index(self, loop: cst.For, index: str) -> bool:

@@ -127,6 +127,16 @@ CONTAINER_BUILTINS = frozenset({"list", "tuple", "sorted", "reversed", "set", "f
 # Array libraries whose calls return arrays (or tracers under a trace).
 ARRAY_MODULES = ("jax.numpy.", "jax.lax.", "jax.nn.", "jax.random.", "jax.scipy.", "jax.image.", "jax.ops.",
                  "jax.nn.initializers.")
+# Transforms whose transformed function returns only arrays (a pytree of them, the leaves of a
+# `has_aux` auxiliary output included): `grads = jax.grad(loss)(params)`, `loss, grads =
+# nnx.value_and_grad(f)(model)`. Not `make_jaxpr`, `eval_shape`, `vjp`, `linearize` (jaxprs,
+# shapes, functions) nor `eqx.filter_jit` / `nnx.jit`, which pass non-array outputs through.
+# `tests/test_value_kinds.py` calls each and checks every leaf of the result is a `jax.Array`.
+ARRAY_RESULT_TRANSFORMS = frozenset(
+    {"jax.grad", "jax.value_and_grad", "jax.jacfwd", "jax.jacrev", "jax.jacobian", "jax.hessian", "jax.jit",
+     "jax.vmap", "jax.pmap", "jax.checkpoint", "jax.remat", "jax.ad_checkpoint.checkpoint", "equinox.filter_grad",
+     "equinox.filter_value_and_grad", "flax.nnx.grad", "flax.nnx.value_and_grad"}
+)
 # Functions of those modules that return Python values: `traced_values`' list (shapes, dtypes,
 # predicates on dtypes), and `split_list`, which splits a Python list.
 STATIC_RESULTS = TRACED_STATIC_RESULTS | {"split_list"}
@@ -455,6 +465,12 @@ class ValueKinds:
             return UNKNOWN_KIND
         if qname in COMBINATIONS:
             return Kind(CONTAINER, Kind(CONTAINER, self._combined_element(expr), why=shown), why=shown)
+        if isinstance(func, cst.Call) and isinstance(func.func, (cst.Name, cst.Attribute)) \
+                and self.parsed.qualified_name(func.func) in ARRAY_RESULT_TRANSFORMS:
+            why = f"{shown}, what a transformed function returns"
+            if self.parsed.qualified_name(func.func).endswith("value_and_grad"):  # type: ignore[union-attr]
+                return Kind(CONTAINER, Kind(ARRAY, why=f"the value or the gradients of {why}"), why=f"{why} (value, gradients)")
+            return Kind(ARRAY, why=why)
         if qname is not None and qname.startswith(ARRAY_MODULES):
             last = qname.rsplit(".", 1)[-1]
             if last in STATIC_RESULTS:
