@@ -369,8 +369,8 @@ class TraceFlow:
     def _targets(self, importer: Path, trace: ExternalTrace) -> list[tuple[Path, ExternalTrace]]:
         """The files (and the trace, naming its class there) an external trace reaches."""
         if trace.module == BY_NAME:
-            method = trace.name.split(".", 1)[1]
-            found = self._only_method(method)
+            method, *also = trace.name.split(".", 1)[1].split("&")
+            found = self._only_method(method) or self._only_class_with(method, also)
             return [(found[0], replace(trace, name=f"{found[1]}.{method}"))] if found is not None else []
         if trace.module == EVERY_BY_NAME:
             method = trace.name.split(".", 1)[1]
@@ -395,6 +395,20 @@ class TraceFlow:
             out += [(path, node.name) for node in (tree.body if tree is not None else ()) if isinstance(node, ast.ClassDef)
                     and any(isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name == name for f in node.body)]
         return out
+
+    def _only_class_with(self, name: str, also: list[str]) -> tuple[Path, str] | None:
+        """(file, class) of the one top-level class that defines `name` and every method of
+        `also` (the other methods called on the same object), when several define `name`."""
+        if not also:
+            return None
+        found = []
+        for path, owner in self._every_method(name):
+            tree = self._tree(path)
+            cls = next((n for n in (tree.body if tree is not None else ()) if isinstance(n, ast.ClassDef) and n.name == owner), None)
+            defined = {f.name for f in cls.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))} if cls else set()
+            if defined.issuperset(also):
+                found.append((path, owner))
+        return found[0] if len(found) == 1 else None
 
     def _only_method(self, name: str) -> tuple[Path, str] | None:
         """(file, class) of the one top-level class of the checked modules that defines method

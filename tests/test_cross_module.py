@@ -828,7 +828,56 @@ def test_a_method_called_on_an_untyped_object_is_found_by_its_name(tmp_path: Pat
     found = _found(tmp_path).get("gp/posterior.py", [])
     assert bool(found) is traced, found
     if traced:
-        assert "the only method of that name in the project" in found[0][1]
+        assert f"one project class alone defines `{method}`;" in found[0][1]
+
+
+def test_methods_called_on_the_same_object_tell_classes_with_a_method_of_that_name_apart(tmp_path: Path) -> None:
+    """`factor.query(...)` with two project classes defining `query`: the object also has
+    `marginalise` called on it, which only `Factor` defines, so `Factor.query` runs traced (a
+    loop over the rows of its table, reported); `QuerySet.query` does not."""
+    _tree(tmp_path, {
+        "pgm/__init__.py": "",
+        "pgm/factor.py": """
+            import jax.numpy as jnp
+
+
+            class Factor:
+                def __init__(self, table):
+                    self.table = table
+
+                def marginalise(self, axis):
+                    return Factor(self.table.sum(axis=axis))
+
+                def query(self, weights):
+                    total = jnp.zeros(())
+                    for i in range(self.table.shape[0]):
+                        total = total + weights[i] * self.table[i]
+                    return total
+
+
+            class QuerySet:
+                def query(self, rows):
+                    out = []
+                    for row in rows:
+                        out.append(row * 2)
+                    return out
+        """,
+        "pgm/network.py": """
+            import jax
+
+
+            def marginal(factors, weights):
+                factor = factors["ab"]
+                factor = factor.marginalise(1)
+                return factor.query(weights)
+
+
+            mean = jax.jit(marginal)
+        """,
+    })
+    found = _found(tmp_path)
+    assert list(found) == ["pgm/factor.py"] and len(found["pgm/factor.py"]) == 1, found
+    assert "or alone also `marginalise`, called on the same object" in found["pgm/factor.py"][0][1]
 
 
 def test_the_library_method_table_holds_what_installed_jax_and_builtins_define() -> None:

@@ -1524,12 +1524,20 @@ class TracedFinder:
         qualified = self.parsed.qualified_name(receiver)
         if qualified not in (None, receiver.value) and "<locals>" not in qualified:
             return  # an imported module or name (`jnp.linalg.solve`): resolved by what it names
+        # The other methods called on the same name here (`factor.marginalise(v)`): the object's
+        # class defines them too, which tells classes with a method `name` apart.
+        also = sorted({
+            node.func.attr.value for node in walk(caller, lambda n: n is caller or type(n) is not cst.FunctionDef)
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name)
+            and node.func.value.value == receiver.value and not node.func.attr.value.startswith("__")
+        } - {name}) if attr.value is receiver else []
         reason = (
             f"called as `{shorten(self.parsed.code(attr), 40)}` from traced function `{caller.name.value}` on line "
-            f"{self.parsed.call_line(call)} of {self.site.shown or self.parsed.filename} (the only method of that "
-            "name in the project, and no library class has one)"
+            f"{self.parsed.call_line(call)} of {self.site.shown or self.parsed.filename} (one project class alone "
+            f"defines `{name}`" + (f", or alone also `{'`, `'.join(also)}`, called on the same object" if also else "")
+            + f"; no library class has `{name}`)"
         )
-        self.links.external.append(ExternalTrace(BY_NAME, f"{BY_NAME}.{name}", reason))
+        self.links.external.append(ExternalTrace(BY_NAME, f"{BY_NAME}.{'&'.join([name, *also])}", reason))
 
     def _transformed_method_by_name(self, expr: cst.BaseExpression, call: cst.Call) -> None:
         """`jax.jit(env.step)` with `env` from a registry or factory: nothing here says which class
