@@ -558,3 +558,13 @@ def test_gradient_steps_under_a_transform_step_over_arrays() -> None:
             return loss
         """
     assert _loop_codes(text) == ["JLF002"]
+    # The same gradients returned by a helper of the module: its kinds say what it returns.
+    helper = text.replace(
+        "def loss_of(model, x, y):",
+        "def gradient(model, x, y):\n            return nnx.value_and_grad(loss_of)(model, x, y)\n\n\n        def loss_of(model, x, y):",
+    ).replace("loss, grads = nnx.value_and_grad(loss_of)(model, x, y)", "loss, grads = gradient(model, x, y)")
+    assert "def gradient" in helper and "= gradient(model" in helper
+    assert _loop_codes(helper) == ["JLF002"]
+    # A helper returning Python values says nothing of arrays: the loop is bookkeeping.
+    names = helper.replace("return nnx.value_and_grad(loss_of)(model, x, y)", 'return "loss", "grads"')
+    assert _loop_codes(names) == []

@@ -280,6 +280,24 @@ class ValueKinds:
         found = [s for s in module if isinstance(s, cst.FunctionDef) and s.name.value == name]
         return found[0] if found and name not in assigned_names([s for s in module if not isinstance(s, cst.FunctionDef)]) else None
 
+    def _helper_result(self, func: cst.FunctionDef) -> Kind | None:
+        """What a helper of this module returns, when every `return` gives an array or a tuple
+        of arrays whatever its parameters are (`return jnp.stack(rows)`, `return
+        nnx.value_and_grad(loss)(model, x)`), from the helper's own kinds; else None."""
+        kept = self.parsed.kept("helper result kinds")
+        if func in kept:
+            return kept[func]
+        kept[func] = None  # a helper reached again while its own kinds are worked out: unknown
+        helper = ValueKinds(self.parsed, TracedFunction(func, "a helper"), self.constants)
+        returns = [n.value for n in walk(func.body, lambda n: type(n) not in (cst.FunctionDef, cst.Lambda, cst.ClassDef))
+                   if isinstance(n, cst.Return)]
+        kinds = [helper.of(value) if value is not None else None for value in returns]
+        found: Kind | None = None
+        if kinds and all(k is not None and (k.name == ARRAY or k.name == CONTAINER and k.items().name == ARRAY) for k in kinds):
+            found = replace(kinds[0], why=f"what `{func.name.value}` returns: {kinds[0].why}")  # type: ignore[union-attr]
+        kept[func] = found
+        return found
+
     def _returns_functions(self, func: cst.FunctionDef) -> bool:
         """`def diff(f): return lambda t: ...`: every `return` gives a lambda or a function defined
         inside it: calling it builds a function, a Python object."""
@@ -440,6 +458,10 @@ class ValueKinds:
             defined = self._defined_function(func.value)
             if defined is not None and self._returns_functions(defined):
                 return Kind(STATIC, why=f"a function `{func.value}` builds")
+            if defined is not None and defined is not self.func:
+                returned = self._helper_result(defined)
+                if returned is not None:
+                    return returned
         if qname is not None and qname.startswith("builtins."):
             name = qname.removeprefix("builtins.")
             if name in CONVERSIONS and not all(self.of(a).python for a in args):
