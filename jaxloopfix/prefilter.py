@@ -691,9 +691,9 @@ def _reach(
             anchors.append(call)
             if imported and any(_mentions(arg, imported) for arg in (*call.args, *call.keywords)):
                 possible = True  # `jax.jit(layers.step)`, `lax.scan(step, ...)` with `step` imported
-            if by_name and call.args and isinstance(call.args[0], ast.Attribute) \
-                    and _root_name(call.args[0]) not in ("self", "cls", None) and call.args[0].attr not in functions:
-                possible = True  # `jax.jit(env.step)`: the project pass traces every class's `step`
+            if by_name and any(isinstance(arg, ast.Attribute) and _root_name(arg) not in ("self", "cls", None)
+                               for arg in walk(call) if arg is not call.func):
+                possible = True  # `jax.jit(sim.integrate)`: the project pass traces every class's `integrate`
             flows = False
             for arg in walk(call):
                 if isinstance(arg, ast.Name) and arg.id in functions:
@@ -726,10 +726,10 @@ def _reach(
         possible = possible or own.loops
         work.extend(own.nested)
         for name in own.callees:
-            if name in functions:
-                work.extend(functions[name])
             if name in classes:
                 work.extend(_constructors(name, classes))  # `Kernel(...)`: its `__init__` runs traced
+            if name in functions:
+                work.extend(functions[name])
             elif "__call__" in functions and not objects_called:
                 objects_called = True
                 work.extend(functions["__call__"])  # `stage(x)` on an item or attribute: an object's `__call__`

@@ -404,10 +404,10 @@ class TraceFlow:
         found = []
         for path, owner in self._every_method(name):
             tree = self._tree(path)
-            cls = next((n for n in (tree.body if tree is not None else ()) if isinstance(n, ast.ClassDef) and n.name == owner), None)
-            defined = {f.name for f in cls.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))} if cls else set()
-            if defined.issuperset(also):
-                found.append((path, owner))
+            classes = {n.name: n for n in (tree.body if tree is not None else ()) if isinstance(n, ast.ClassDef)}
+            defined = _methods_with_bases(owner, classes)
+            if defined is None or defined.issuperset(also):
+                found.append((path, owner))  # a base of another module may define them: a candidate too
         return found[0] if len(found) == 1 else None
 
     def _only_method(self, name: str) -> tuple[Path, str] | None:
@@ -426,6 +426,26 @@ class TraceFlow:
         """Files that derive from framework classes learned since they were checked."""
         classes = {path for path in self.wanted if self.given.get(path, ()) != self._classes_for(path)}
         return classes | {path for path in self.asked if self.answered.get(path, ()) != self._declared_for(path)}
+
+
+def _methods_with_bases(name: str, classes: dict[str, ast.ClassDef]) -> set[str] | None:
+    """The methods class `name` defines or inherits from bases of the same module; None when a
+    base is not one of them (imported, or an expression): what it inherits is not known here."""
+    methods: set[str] = set()
+    pending, seen = [name], set()
+    while pending:
+        current = pending.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        cls = classes[current]
+        methods |= {f.name for f in cls.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        for base in cls.bases:
+            if isinstance(base, ast.Name) and base.id in classes:
+                pending.append(base.id)
+            elif not (isinstance(base, ast.Name) and base.id == "object"):
+                return None
+    return methods
 
 
 def _imported_names(text: str, module: ModuleName) -> dict[str, str]:

@@ -247,6 +247,67 @@ def test_results_do_not_depend_on_the_prefilter(tmp_path: Path, monkeypatch: pyt
     assert _found(tmp_path / "project") == with_prefilter
 
 
+PREFILTER_CASES = {
+    "objects_in_a_list": {
+        "stages.py": """
+            import jax
+            import jax.numpy as jnp
+
+
+            class Stage:
+                def __call__(self, x):
+                    for i in range(1, x.shape[0]):
+                        x = x.at[i].set(jnp.sin(x[i - 1]))
+                    return x
+
+
+            @jax.jit
+            def run(x):
+                stages = [Stage(), Stage()]
+                return stages[0](x)
+        """,
+    },
+    "partial_of_an_untyped_method": {
+        "sims.py": """
+            import jax.numpy as jnp
+
+
+            class Pendulum:
+                def integrate(self, state, forces):
+                    for t in range(forces.shape[0]):
+                        state = state + 0.1 * jnp.sin(state) + forces[t]
+                    return state
+        """,
+        "runner.py": """
+            from functools import partial
+
+            import jax
+
+
+            def integrate(x):
+                return x
+
+
+            def make(sim, config):
+                return jax.jit(partial(sim.integrate, config))
+        """,
+    },
+}
+
+
+@pytest.mark.parametrize("case", sorted(PREFILTER_CASES))
+def test_the_prefilter_keeps_what_tracing_reaches(tmp_path: Path, case: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A class called in traced code (`Stage()`) still lets the objects' `__call__` through, and a
+    transform of an untyped object's method wrapped in `partial` (with a local function of the
+    same name) still sends the method to the project pass: each loop is reported, as without
+    the prefilter."""
+    _tree(tmp_path, PREFILTER_CASES[case])
+    with_prefilter = _found(tmp_path)
+    assert sum(len(v) for v in with_prefilter.values()) == 1, with_prefilter
+    monkeypatch.setattr(engine, "scan", lambda text, *a, **k: Scan(_collected(text), None))
+    assert _found(tmp_path) == with_prefilter
+
+
 RUN = """
 import json, sys
 import jax
@@ -1225,7 +1286,7 @@ def test_a_function_lifted_by_nnx_jit_in_another_module_is_traced(tmp_path: Path
 
 
 def test_a_transformed_method_of_an_untyped_object_traces_that_method_of_every_class(tmp_path: Path) -> None:
-    """`jax.jit(env.step)` with `env` from a registry: whichever class `env` is, its `step`
+    """`jax.jit(env.advance)` with `env` from a registry: whichever class `env` is, its `step`
     runs traced, so every project class's `step` is checked as traced code (`reset`, called
     only eagerly, is not, nor is `Cart.init` for `jax.vmap(net.init)` on what `hk.transform`
     returned, whether bound to a name or to `self.net` in `__init__`); running the test file
@@ -1245,7 +1306,12 @@ def test_a_transformed_method_of_an_untyped_object_traces_that_method_of_every_c
                         q = q + j
                     return q
 
-                def step(self, q, links):
+                def apply(self, q):
+                    for j in range(6):
+                        q = jnp.sin(q) + j
+                    return q
+
+                def advance(self, q, links):
                     for j in range(1, 7):
                         SEEN.append(isinstance(q, jax.core.Tracer))
                         q = jnp.tanh(links[j] @ q)
@@ -1266,7 +1332,7 @@ def test_a_transformed_method_of_an_untyped_object_traces_that_method_of_every_c
                         q = q + links[t, 0]
                     return q
 
-                def step(self, q, links):
+                def advance(self, q, links):
                     for t in range(links.shape[0]):
                         SEEN.append(isinstance(q, jax.core.Tracer))
                         q = q + 0.1 * links[t, 0]
@@ -1283,8 +1349,12 @@ def test_a_transformed_method_of_an_untyped_object_traces_that_method_of_every_c
 
             def roll(name):
                 env = registry.load(name)
-                step = jax.jit(env.step)
-                return step(env.reset(jnp.zeros(3)), jnp.ones((7, 3, 3)) / 3)
+                advance = jax.jit(env.advance)
+                return advance(env.reset(jnp.zeros(3)), jnp.ones((7, 3, 3)) / 3)
+
+
+            def forward(model, x):
+                return jax.jit(model.apply)(x)  # `apply` is a library method name too: not `Arm.apply`
 
 
             def ensemble(keys, x):
@@ -1302,8 +1372,8 @@ def test_a_transformed_method_of_an_untyped_object_traces_that_method_of_every_c
     })
     found = _found(tmp_path)
     assert sorted(found) == ["envs/arm.py", "envs/cart.py"]
-    assert [len(found[name]) for name in ("envs/arm.py", "envs/cart.py")] == [1, 1]  # `step` only, not `reset`
-    assert found["envs/arm.py"][0][1].startswith("`jax.jit(env.step)` on line 10 of test_envs.py transforms a method")
+    assert [len(found[name]) for name in ("envs/arm.py", "envs/cart.py")] == [1, 1]  # `advance` only, not `reset`
+    assert found["envs/arm.py"][0][1].startswith("`jax.jit(env.advance)` on line 10 of test_envs.py transforms a method")
     script = "import test_envs\nfrom envs.arm import SEEN\ntest_envs.roll('arm'); test_envs.roll('cart')\nprint(len(SEEN), all(SEEN))\n"
     out = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, check=True).stdout.split()
     assert out == ["13", "True"]  # 6 + 7 steps, each on a tracer

@@ -568,3 +568,26 @@ def test_gradient_steps_under_a_transform_step_over_arrays() -> None:
     # A helper returning Python values says nothing of arrays: the loop is bookkeeping.
     names = helper.replace("return nnx.value_and_grad(loss_of)(model, x, y)", 'return "loss", "grads"')
     assert _loop_codes(names) == []
+
+
+def test_gradients_of_a_dict_are_a_dict() -> None:
+    """`jax.grad(loss)(params)` is shaped like `params`: a loop over a dict of gradients by name
+    builds a dict of parameters (clean), as a loop over the dict `params` itself would."""
+    text = """
+        import jax
+        import jax.numpy as jnp
+
+
+        def loss(params, x):
+            return jnp.sum(jnp.tanh(x @ params["w"])) + jnp.sum(params["b"])
+
+
+        @jax.jit
+        def sgd(params, x):
+            grads = jax.grad(loss)(params, x)
+            new_params = {}
+            for name in grads:
+                new_params[name] = params[name] - 0.01 * grads[name]
+            return new_params
+        """
+    assert _loop_codes(text) == []

@@ -798,8 +798,8 @@ class LoopPlanner:
             if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)) and node.value is not None:
                 value = node.value
                 kind = self.kinds.of(value) if isinstance(value, (cst.Call, cst.BinaryOperation)) else None
-                if kind is not None and (kind.name == ARRAY or kind.name == CONTAINER and kind.items().name == ARRAY):
-                    return True  # an array, or a tuple of them (`loss, grads = jax.value_and_grad(f)(p)`)
+                if kind is not None and (kind.name in (ARRAY, TRACED) or kind.name == CONTAINER and kind.items().name in (ARRAY, TRACED)):
+                    return True  # arrays, or a tuple of them (`loss, grads = jax.value_and_grad(f)(p)`)
         return False
 
     def _reads_by_index(self, loop: cst.For, index: str) -> bool:

@@ -1540,12 +1540,15 @@ class TracedFinder:
         self.links.external.append(ExternalTrace(BY_NAME, f"{BY_NAME}.{'&'.join([name, *also])}", reason))
 
     def _transformed_method_by_name(self, expr: cst.BaseExpression, call: cst.Call) -> None:
-        """`jax.jit(env.step)` with `env` from a registry or factory: nothing here says which class
-        `env` is, but the transform runs its `step`, so the project pass traces the `step` of every
-        project class (`EVERY_BY_NAME`). Its parameters are not taken for tracers: the transform's
-        static arguments count without `self`."""
-        if self.site is None or not isinstance(expr, cst.Attribute) or expr.attr.value.startswith("__"):
-            return
+        """`jax.jit(sim.integrate)` with `sim` from a registry or factory: nothing here says which
+        class `sim` is, but the transform runs its `integrate`, so the project pass traces the
+        `integrate` of every project class (`EVERY_BY_NAME`). Not for a name a library class also
+        has (`model.apply`, `env.step`), nor for an object a constructor or a library call here
+        made. Its parameters are not taken for tracers: the transform's static arguments count
+        without `self`."""
+        if self.site is None or not isinstance(expr, cst.Attribute) or expr.attr.value.startswith("__") \
+                or expr.attr.value in LIBRARY_METHODS:
+            return  # a library class has a method of that name (`model.apply`, `env.step`): it may be meant
         receiver = expr.value
         if isinstance(receiver, cst.Name) and receiver.value in ("self", "cls"):
             return  # the class's own method, or an object attribute (`_object_attribute`)
@@ -1558,10 +1561,10 @@ class TracedFinder:
         if qualified not in (None, root.value) and "<locals>" not in qualified:
             return  # an imported module or name: resolved by what it names
         caller = next((a for a in self.parsed.ancestors(call) if isinstance(a, cst.FunctionDef)), None)
-        if caller is not None and self._instance_method(expr, caller) is not None:
-            return  # the receiver's class is known here
-        if self._made_by_library(receiver, caller):
-            return  # `net = hk.transform(f)`; `jax.vmap(net.init)`: a library's object, its own method
+        values = self._bound_values(receiver, caller)
+        if any(isinstance(value, cst.Call) and (self.resolve_class(value.func) is not None or self._library_call(value))
+               for value in values):
+            return  # `sim = Pendulum()`, `net = hk.transform(f)`: the object's class is not unknown
         reason = (
             f"`{shorten(self.parsed.code(call), 40)}` on line {self.parsed.call_line(call)} of "
             f"{self.site.shown or self.parsed.filename} transforms a method of that name of an object whose class "

@@ -281,8 +281,8 @@ class ValueKinds:
         return found[0] if found and name not in assigned_names([s for s in module if not isinstance(s, cst.FunctionDef)]) else None
 
     def _helper_result(self, func: cst.FunctionDef) -> Kind | None:
-        """What a helper of this module returns, when every `return` gives an array or a tuple
-        of arrays whatever its parameters are (`return jnp.stack(rows)`, `return
+        """What a helper of this module returns, when every `return` gives an array (or traced
+        leaves) or a tuple of them whatever its parameters are (`return jnp.stack(rows)`, `return
         nnx.value_and_grad(loss)(model, x)`), from the helper's own kinds; else None."""
         kept = self.parsed.kept("helper result kinds")
         if func in kept:
@@ -293,7 +293,8 @@ class ValueKinds:
                    if isinstance(n, cst.Return)]
         kinds = [helper.of(value) if value is not None else None for value in returns]
         found: Kind | None = None
-        if kinds and all(k is not None and (k.name == ARRAY or k.name == CONTAINER and k.items().name == ARRAY) for k in kinds):
+        if kinds and all(k is not None and (k.name in (ARRAY, TRACED) or k.name == CONTAINER and k.items().name in (ARRAY, TRACED))
+                         for k in kinds):
             found = replace(kinds[0], why=f"what `{func.name.value}` returns: {kinds[0].why}")  # type: ignore[union-attr]
         kept[func] = found
         return found
@@ -489,10 +490,12 @@ class ValueKinds:
             return Kind(CONTAINER, Kind(CONTAINER, self._combined_element(expr), why=shown), why=shown)
         if isinstance(func, cst.Call) and isinstance(func.func, (cst.Name, cst.Attribute)) \
                 and self.parsed.qualified_name(func.func) in ARRAY_RESULT_TRANSFORMS:
-            why = f"{shown}, what a transformed function returns"
+            # A pytree of arrays shaped like the function's output or input (gradients of a dict
+            # of parameters are a dict): traced leaves, not known to be one array.
+            why = f"{shown}, what a transformed function returns (arrays, or a pytree of them)"
             if self.parsed.qualified_name(func.func).endswith("value_and_grad"):  # type: ignore[union-attr]
-                return Kind(CONTAINER, Kind(ARRAY, why=f"the value or the gradients of {why}"), why=f"{why} (value, gradients)")
-            return Kind(ARRAY, why=why)
+                return Kind(CONTAINER, Kind(TRACED, why=f"the value or the gradients of {why}"), why=f"{why} (value, gradients)")
+            return Kind(TRACED, why=why)
         if qname is not None and qname.startswith(ARRAY_MODULES):
             last = qname.rsplit(".", 1)[-1]
             if last in STATIC_RESULTS:
