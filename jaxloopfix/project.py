@@ -414,13 +414,10 @@ class TraceFlow:
         """(file, class) of the one top-level class of the checked modules that defines method
         `name`; None when none or several do (or a function of that name is also nested
         elsewhere, which the text scan cannot tell from a method)."""
-        hits = self._defs_named(name)
-        if len(hits) != 1:
+        if len(self._defs_named(name)) != 1:
             return None
-        tree = self._tree(hits[0])
-        owners = [node.name for node in (tree.body if tree is not None else ()) if isinstance(node, ast.ClassDef)
-                  and any(isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name == name for f in node.body)]
-        return (hits[0], owners[0]) if len(owners) == 1 else None
+        owners = self._every_method(name)  # the classes of that one file
+        return owners[0] if len(owners) == 1 else None
 
     def waiting(self) -> set[Path]:
         """Files that derive from framework classes learned since they were checked."""

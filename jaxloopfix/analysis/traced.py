@@ -783,13 +783,19 @@ class TracedFinder:
         """`nn.scan(Cell, ...)` / `nn.remat(Block)`: the class (or module-taking function) it lifts."""
         if self._qname_in(call.func, LIFTED_TRANSFORMS) is None:
             return None
+        target = self._lifted_expr(call)
+        return (self.resolve_class(target) or self.resolve_function(target)) if target is not None else None
+
+    def _lifted_expr(self, call: cst.Call) -> cst.BaseExpression | None:
+        """What a lifted transform's call lifts: its first positional argument, or the function a
+        `partial` there wraps (`nnx.jit(partial(step, config))`: bound arguments are Python values)."""
         positional = [a.value for a in call.args if a.keyword is None and not a.star]
         if not positional:
             return None
         target = positional[0]
         if isinstance(target, cst.Call) and self._qname_in(target.func, PARTIAL) and target.args:
-            target = target.args[0].value  # `nnx.jit(partial(step, config))`: bound arguments are Python values
-        return self.resolve_class(target) or self.resolve_function(target)
+            return target.args[0].value
+        return target
 
     def _custom_receiver(self, expr: cst.BaseExpression) -> int | None:
         """For `f.defvjp`: the `nondiff_argnums` count when `f` is a custom-derivative function."""
@@ -1514,16 +1520,9 @@ class TracedFinder:
         class has a method of that name (`library_methods.py`), as Python would find it on any
         object of that class (`project.TraceFlow`, `BY_NAME`)."""
         name = attr.attr.value
-        if self.site is None or name.startswith("__") or name in LIBRARY_METHODS:
+        receiver = self._untyped_root(attr)
+        if receiver is None or receiver.value in ("self", "cls"):
             return
-        receiver = attr.value
-        while isinstance(receiver, (cst.Attribute, cst.Subscript, cst.Call)):
-            receiver = receiver.func if isinstance(receiver, cst.Call) else receiver.value
-        if not isinstance(receiver, cst.Name) or receiver.value in ("self", "cls"):
-            return
-        qualified = self.parsed.qualified_name(receiver)
-        if qualified not in (None, receiver.value) and "<locals>" not in qualified:
-            return  # an imported module or name (`jnp.linalg.solve`): resolved by what it names
         # The other methods called on the same name here (`factor.marginalise(v)`): the object's
         # class defines them too, which tells classes with a method `name` apart.
         also = sorted({
@@ -1539,6 +1538,22 @@ class TracedFinder:
         )
         self.links.external.append(ExternalTrace(BY_NAME, f"{BY_NAME}.{'&'.join([name, *also])}", reason))
 
+    def _untyped_root(self, attr: cst.Attribute) -> cst.Name | None:
+        """The name the receiver of `attr` starts from (`model` of `model.cache.m`), when a method
+        of that name may be found by its name: no dunder, no library class has it (it may be
+        meant: `library_methods.py`), and the name is no import (`jnp.linalg.solve` is resolved
+        by what it names)."""
+        name = attr.attr.value
+        if self.site is None or name.startswith("__") or name in LIBRARY_METHODS:
+            return None
+        root = attr.value
+        while isinstance(root, (cst.Attribute, cst.Subscript, cst.Call)):
+            root = root.func if isinstance(root, cst.Call) else root.value
+        if not isinstance(root, cst.Name):
+            return None
+        qualified = self.parsed.qualified_name(root)
+        return root if qualified in (None, root.value) or "<locals>" in qualified else None
+
     def _transformed_method_by_name(self, expr: cst.BaseExpression, call: cst.Call) -> None:
         """`jax.jit(sim.integrate)` with `sim` from a registry or factory: nothing here says which
         class `sim` is, but the transform runs its `integrate`, so the project pass traces the
@@ -1546,20 +1561,11 @@ class TracedFinder:
         has (`model.apply`, `env.step`), nor for an object a constructor or a library call here
         made. Its parameters are not taken for tracers: the transform's static arguments count
         without `self`."""
-        if self.site is None or not isinstance(expr, cst.Attribute) or expr.attr.value.startswith("__") \
-                or expr.attr.value in LIBRARY_METHODS:
-            return  # a library class has a method of that name (`model.apply`, `env.step`): it may be meant
+        if not isinstance(expr, cst.Attribute) or self._untyped_root(expr) is None or self._imported(expr) is not None:
+            return
         receiver = expr.value
         if isinstance(receiver, cst.Name) and receiver.value in ("self", "cls"):
             return  # the class's own method, or an object attribute (`_object_attribute`)
-        root = receiver
-        while isinstance(root, (cst.Attribute, cst.Subscript, cst.Call)):
-            root = root.func if isinstance(root, cst.Call) else root.value
-        if not isinstance(root, cst.Name) or self._imported(expr) is not None:
-            return
-        qualified = self.parsed.qualified_name(root)
-        if qualified not in (None, root.value) and "<locals>" not in qualified:
-            return  # an imported module or name: resolved by what it names
         caller = next((a for a in self.parsed.ancestors(call) if isinstance(a, cst.FunctionDef)), None)
         values = self._bound_values(receiver, caller)
         if any(isinstance(value, cst.Call) and (self.resolve_class(value.func) is not None or self._library_call(value))
@@ -1571,13 +1577,6 @@ class TracedFinder:
             "is not known there"
         )
         self.links.external.append(ExternalTrace(EVERY_BY_NAME, f"{EVERY_BY_NAME}.{expr.attr.value}", reason))
-
-    def _made_by_library(self, receiver: cst.BaseExpression, caller: cst.FunctionDef | None) -> bool:
-        """Whether every binding of `receiver`, a name or a `self.attr` its class assigns, is what a
-        call of an imported library returns (`net = hk.transform(f)`, `self.env = envs.create(...)`
-        in `__init__`): neither this module's nor the project's."""
-        values = self._bound_values(receiver, caller)
-        return bool(values) and all(self._library_call(value) for value in values)
 
     def _bound_values(self, receiver: cst.BaseExpression, caller: cst.FunctionDef | None) -> list[cst.BaseExpression | None]:
         """The values assigned to `receiver` (None for a binding that is no plain assignment)."""
@@ -1759,13 +1758,9 @@ class TracedFinder:
         be tracers; a module class lifted from elsewhere is traced as a module already)."""
         if self._qname_in(call.func, LIFTED_TRANSFORMS) is None or self._lifted_target(call) is not None:
             return
-        positional = [a.value for a in call.args if a.keyword is None and not a.star]
-        if not positional:
-            return
-        target = positional[0]
-        if isinstance(target, cst.Call) and self._qname_in(target.func, PARTIAL) and target.args:
-            target = target.args[0].value
-        self._external(target, f"lifted by `{shorten(self.parsed.code(call.func), 40)}`", call)
+        target = self._lifted_expr(call)
+        if target is not None:
+            self._external(target, f"lifted by `{shorten(self.parsed.code(call.func), 40)}`", call)
 
     def _apply_seeds(self) -> None:
         """Seed what other modules trace here (a re-export passes the seed on)."""

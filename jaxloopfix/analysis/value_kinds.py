@@ -488,12 +488,13 @@ class ValueKinds:
             return UNKNOWN_KIND
         if qname in COMBINATIONS:
             return Kind(CONTAINER, Kind(CONTAINER, self._combined_element(expr), why=shown), why=shown)
-        if isinstance(func, cst.Call) and isinstance(func.func, (cst.Name, cst.Attribute)) \
-                and self.parsed.qualified_name(func.func) in ARRAY_RESULT_TRANSFORMS:
+        transform = self.parsed.qualified_name(func.func) \
+            if isinstance(func, cst.Call) and isinstance(func.func, (cst.Name, cst.Attribute)) else None
+        if transform in ARRAY_RESULT_TRANSFORMS:
             # A pytree of arrays shaped like the function's output or input (gradients of a dict
             # of parameters are a dict): traced leaves, not known to be one array.
             why = f"{shown}, what a transformed function returns (arrays, or a pytree of them)"
-            if self.parsed.qualified_name(func.func).endswith("value_and_grad"):  # type: ignore[union-attr]
+            if transform.endswith("value_and_grad"):  # type: ignore[union-attr]
                 return Kind(CONTAINER, Kind(TRACED, why=f"the value or the gradients of {why}"), why=f"{why} (value, gradients)")
             return Kind(TRACED, why=why)
         if qname is not None and qname.startswith(ARRAY_MODULES):
