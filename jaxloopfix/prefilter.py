@@ -27,7 +27,7 @@ from jaxloopfix.diagnostics import Edit
 from jaxloopfix.rewrite.edits import line_starts, location_of
 from jaxloopfix.text_memo import TextMemo
 
-TRACING_ROOTS = frozenset({"jax", "equinox", "flax", "haiku", "numpyro", "objax", "trax"})
+TRACING_ROOTS = frozenset({"jax", "equinox", "flax", "haiku", "numpyro", "objax", "trax", "chex"})
 TRANSFORM_NAMES = frozenset(
     {"jit", "pmap", "pjit", "grad", "value_and_grad", "vmap", "jacfwd", "jacrev", "hessian", "checkpoint",
      "remat", "named_call", "filter_jit", "filter_grad", "filter_value_and_grad", "filter_vmap", "filter_pmap",
@@ -35,7 +35,7 @@ TRANSFORM_NAMES = frozenset(
      "transform", "transform_with_state", "remat_scan", "map_variables", "jvp", "vjp", "custom_gradient",
      "linearize", "linear_transpose", "eval_shape", "make_jaxpr", "closure_convert", "xmap", "convert", "odeint",
      "custom_root", "custom_linear_solve", "jacobian", "Jit", "Grad", "GradValues", "Vectorize", "Parallel",
-     "Function"}
+     "Function", "variant"}
 )
 # Calls whose function arguments are traced (`lax.scan(step, ...)`, `NUTS(model)`, `nn.scan(Cell)`).
 CALLEE_NAMES = frozenset(
@@ -43,7 +43,8 @@ CALLEE_NAMES = frozenset(
      "SA", "BarkerMH", "SVI", "Predictive"}
 )
 # Base classes whose subclasses' methods may be traced (Flax, Haiku, Equinox modules).
-BASE_NAMES = frozenset({"Module", "Layer", "BaseLayer"})
+# Environments (gymnax, Brax, Jumanji, pgx, MuJoCo Playground, JaxMARL): `step` and its hooks.
+BASE_NAMES = frozenset({"Module", "Layer", "BaseLayer", "Environment", "Env", "PipelineEnv", "MjxEnv", "MultiAgentEnv"})
 
 
 class SyntaxProblem(Exception):

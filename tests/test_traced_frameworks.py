@@ -175,6 +175,33 @@ FLAGGED = {
         + "\n\nmcmc = MCMC(NUTS(model), num_warmup=10, num_samples=10)\n",
         "the model of `NUTS`",
     ),
+    "chex_all_variants": (
+        "import chex\nimport jax.numpy as jnp\n\ndef run(xs):\n" + _body(4)
+        + "\n\nclass T(chex.TestCase):\n    @chex.all_variants\n    def test_run(self):\n"
+        "        self.variant(run)(jnp.ones((6, 4)))\n",
+        "wrapped by `self.variant(run)`",
+    ),
+    "chex_variant_decorator_with_jit": (
+        "import chex\nimport jax.numpy as jnp\n\nclass T(chex.TestCase):\n"
+        "    @chex.variants(with_jit=True, without_jit=True)\n    def test_run(self):\n"
+        "        @self.variant\n        def run(xs):\n" + _body(12) + "\n        run(jnp.ones((6, 4)))\n",
+        "decorated with `@self.variant`",
+    ),
+    "brax_pipeline_env_step": (
+        "import jax.numpy as jnp\nfrom brax.envs.base import PipelineEnv\n\nclass Walker(PipelineEnv):\n"
+        "    def step(self, state, xs):\n" + _body(8),
+        "method `step` of `Walker`, a subclass of the Brax environment `PipelineEnv`",
+    ),
+    "pgx_env_step_hook": (
+        "import jax.numpy as jnp\nimport pgx\n\nclass Game(pgx.Env):\n"
+        "    def _step(self, state, xs):\n" + _body(8),
+        "method `_step` of `Game`, a subclass of the pgx environment `Env`",
+    ),
+    "jumanji_env_reset_reaches_helpers": (
+        "import jax.numpy as jnp\nfrom jumanji import Environment\n\nclass Maze(Environment):\n"
+        "    def reset(self, key):\n        return self._walls(key)\n\n    def _walls(self, xs):\n" + _body(8),
+        "called from traced function `reset`",
+    ),
     "numpyro_svi_guide": (
         "import jax.numpy as jnp\nimport numpyro\n\ndef model(xs):\n    pass\n\ndef guide(xs):\n" + _body(4)
         + "\n\nsvi = numpyro.infer.SVI(model, guide, None, None)\n",
@@ -286,6 +313,40 @@ CLEAN = {
             return jnp.stack(hs)
 
         out = scan(step, [])
+        """,
+    "chex_variants_without_jit": """
+        import chex
+        import jax.numpy as jnp
+
+        def run(xs):
+            h = jnp.zeros(4)
+            hs = []
+            for t in range(xs.shape[0]):
+                h = jnp.tanh(h + xs[t])
+                hs.append(h)
+            return jnp.stack(hs)
+
+        class T(chex.TestCase):
+            @chex.variants(without_jit=True, with_device=True)
+            def test_run(self):
+                self.variant(run)(jnp.ones((6, 4)))
+
+            @chex.all_variants(with_jit=False, with_pmap=False)
+            def test_eager(self):
+                self.variant(run)(jnp.ones((6, 4)))
+        """,
+    "environment_render_is_not_traced": """
+        import jax.numpy as jnp
+        from brax.envs.base import PipelineEnv
+
+        class Walker(PipelineEnv):
+            def render(self, xs):
+                h = jnp.zeros(4)
+                hs = []
+                for t in range(xs.shape[0]):
+                    h = jnp.tanh(h + xs[t])
+                    hs.append(h)
+                return jnp.stack(hs)
         """,
     "mcmc_kernel_is_not_a_model": """
         import jax.numpy as jnp

@@ -591,3 +591,76 @@ def test_gradients_of_a_dict_are_a_dict() -> None:
             return new_params
         """
     assert _loop_codes(text) == []
+
+
+@pytest.mark.parametrize(
+    "annotation", ["Sequence[int]", "Optional[Sequence[int]]", "list[jax.Array]", "tuple[int, int] | None", "List[float]"]
+)
+def test_a_declared_sequence_argument_stays_a_python_container(annotation: str) -> None:
+    """A transform traces a list's leaves, never the list: the argument is a Python container
+    (checked on JAX: under `jax.jit` a list argument arrives as a list)."""
+    import jax
+    import jax.numpy as jnp
+
+    seen = []
+    jax.jit(lambda xs: seen.append(type(xs)) or xs[0])([jnp.ones(2), jnp.ones(3)])
+    assert seen == [list]
+    text = (
+        "from typing import List, Optional, Sequence\nimport jax\n\n"
+        f"@jax.jit\ndef g(x, sizes: {annotation}, n: int):\n    return x\n"
+    )
+    parsed = ParsedModule(text, "g.py")
+    traced = next(iter(find_traced_functions(parsed).values()))
+    kinds = ValueKinds(parsed, traced)
+    assert kinds.of_name("sizes").name == "container", kinds.of_name("sizes")
+    assert kinds.of_name("n").name == "unknown"  # a traced function's `int` is a tracer unless static
+
+
+def test_an_iterable_array_annotation_is_not_a_container() -> None:
+    text = "from typing import Iterable\nimport jax\n\n@jax.jit\ndef g(xs: Iterable[float]):\n    return xs\n"
+    parsed = ParsedModule(text, "g.py")
+    traced = next(iter(find_traced_functions(parsed).values()))
+    assert ValueKinds(parsed, traced).of_name("xs").name != "container"
+
+
+def test_dimension_sizes_from_a_shape_or_a_declaration_are_one_step_per_dimension() -> None:
+    """`sizes` bound to `grid.shape` or to a declared `Sequence[int]`: a loop per dimension, clean;
+    the same loop over an undeclared argument may step over array rows and is reported."""
+    loop = """
+        from typing import Optional, Sequence
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def inside(grid, points, shape{annotation} = None):
+            sizes = grid.shape
+            if shape is not None:
+                sizes = shape
+            ok = jnp.ones(points.shape[1:], dtype=bool)
+            for axis, size in enumerate(sizes):
+                ok = ok & (points[axis] <= size - 1)
+            return ok
+        """
+    assert _loop_codes(loop.format(annotation=": Optional[Sequence[int]]")) == []
+    assert _loop_codes(loop.format(annotation="")) == ["JLF002"]
+
+
+def test_text_combined_with_anything_is_text() -> None:
+    """`name + "_" + f(d)` and `"%s" % d` are text whatever `f(d)` is: JAX raises on an array
+    added to text, so no array comes of it. A number added to an unknown value stays unknown."""
+    import jax.numpy as jnp
+
+    with pytest.raises(TypeError):
+        jnp.ones(2) + "_"
+    with pytest.raises(TypeError):
+        "_" + jnp.ones(2)
+    text = (
+        "import jax\n\n@jax.jit\ndef g(x, dims, f):\n    name = 'w'\n    total = 0\n"
+        "    for d in dims:\n        name = name + '_' + f(d)\n        name += '%s' % d\n        total = total + f(d)\n"
+        "    return x\n"
+    )
+    parsed = ParsedModule(text, "g.py")
+    traced = next(iter(find_traced_functions(parsed).values()))
+    kinds = ValueKinds(parsed, traced)
+    assert (kinds.of_name("name").name, kinds.of_name("name").text) == ("static", True)
+    assert kinds.of_name("total").name == "unknown"

@@ -16,6 +16,7 @@ from collections.abc import Callable
 import libcst as cst
 
 from jaxloopfix.analysis.arrays import ARRAY_ATTRIBUTES, ARRAY_METHODS, ArrayFacts, is_array_annotation
+from jaxloopfix.analysis.count_defaults import self_assignments
 from jaxloopfix.analysis.cross_module import ModuleSite
 from jaxloopfix.analysis.declared_types import class_attribute
 from jaxloopfix.analysis.helper_structure import AXIS_PARAMETERS, parse_function, positional_parameters, structural_use
@@ -279,6 +280,16 @@ class ContainerEvidence:
                 return found
         if isinstance(expr, cst.BinaryOperation):
             return self.count(expr.left) or self.count(expr.right)
+        if isinstance(expr, cst.Name) and expr.value not in self._resolving:
+            # `n = len(blocks)`, then `range(0, n, k)`: the name's every binding is such a count.
+            values = self.local_values.get(expr.value) or []
+            self._resolving.add(expr.value)
+            try:
+                found = [self.count(v) if isinstance(v, cst.BaseExpression) else None for v in values]
+            finally:
+                self._resolving.discard(expr.value)
+            if found and all(found):
+                return found[0]
         return None
 
     def name(self, name: str) -> str | None:
@@ -416,6 +427,8 @@ class ContainerEvidence:
             value = keyword[0] if keyword else (positional[position] if 0 <= position < len(positional) else None)
             if isinstance(value, cst.Name):
                 value = self._caller_literal(node, value.value)  # `order = [v for v in ...]`, then `f(order)`
+            elif isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == "self":
+                value = self._attribute_literal(node, value.attr.value)  # `self.sizes = [2, 3]`, then `f(self.sizes)`
             if not isinstance(value, (cst.List, cst.Tuple, cst.ListComp)):
                 return None  # a call passes something else, or relies on a default
             passed.append(value)
@@ -423,6 +436,16 @@ class ContainerEvidence:
             return None
         shown = shorten(self.parsed.code(passed[0]), 40)
         return f"`{name}` is passed a list or tuple literal at every call in this module (`{shown}`), a Python container"
+
+    def _attribute_literal(self, call: cst.Call, attr: str) -> cst.BaseExpression | None:
+        """The list or tuple literal `self.attr` is bound to in the class whose method makes `call`,
+        when every store of it in the class is one (and a subclass cannot be seen to change it)."""
+        klass = next((a for a in self.parsed.ancestors(call) if isinstance(a, cst.ClassDef)), None)
+        if klass is None:
+            return None
+        stores = [value for _, value in self_assignments(klass, attr)]
+        literals = [v for v in stores if isinstance(v, (cst.List, cst.Tuple, cst.ListComp))]
+        return literals[0] if literals and len(literals) == len(stores) else None
 
     def _caller_literal(self, call: cst.Call, name: str) -> cst.BaseExpression | None:
         """The list or tuple literal (or list comprehension) `name` is bound to in the function

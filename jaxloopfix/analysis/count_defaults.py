@@ -68,7 +68,7 @@ def attribute_default(parsed: ParsedModule, function: cst.FunctionDef, expr: cst
     if _redeclared_by_subclass(parsed, klass, attr):
         return None
     declared = _class_body_default(klass, attr)
-    assigned = _self_assignments(klass, attr)
+    assigned = self_assignments(klass, attr)
     if declared is not None and not assigned:
         return _with_calls(parsed, klass.name.value, attr, None, declared, f"`{attr}: int = {declared}` in `{klass.name.value}`")
     if declared is not None or len(assigned) != 1:
@@ -180,7 +180,7 @@ def _class_body_default(klass: cst.ClassDef, attr: str) -> int | None:
     return field_default(value) if value is not None else None
 
 
-def _self_assignments(klass: cst.ClassDef, attr: str) -> list[tuple[cst.FunctionDef, cst.BaseExpression | None]]:
+def self_assignments(klass: cst.ClassDef, attr: str) -> list[tuple[cst.FunctionDef, cst.BaseExpression | None]]:
     """Each `self.attr = value` / `self.attr += ...` in the class's methods, with its method."""
     found: list[tuple[cst.FunctionDef, cst.BaseExpression | None]] = []
     for statement in _body_statements(klass):
@@ -240,7 +240,7 @@ def _redeclared_by_subclass(parsed: ParsedModule, klass: cst.ClassDef, attr: str
         bases = {b.value.value if isinstance(b.value, cst.Name) else b.value.attr.value if isinstance(b.value, cst.Attribute) else ""
                  for b in node.bases}
         if klass.name.value in bases and (any(name == attr for name, _ in class_declarations(node))
-                                          or _self_assignments(node, attr)):
+                                          or self_assignments(node, attr)):
             return True
     return False
 

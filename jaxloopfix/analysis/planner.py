@@ -25,7 +25,7 @@ from jaxloopfix.analysis.names import Flow, assigned_names, block_flow, loads, p
 from jaxloopfix.analysis.plan import Accumulator, Carry, LoopPlan, Sequence
 from jaxloopfix.analysis.source import ParsedModule, descendants, shorten
 from jaxloopfix.analysis.traced import TracedFunction
-from jaxloopfix.analysis.value_kinds import ADDS, ARRAY, COMBINATIONS, CONTAINER, TRACED, Kind, ValueKinds
+from jaxloopfix.analysis.value_kinds import ADDS, ARRAY, COMBINATIONS, CONTAINER, SHAPE, TRACED, UNKNOWN, Kind, ValueKinds, python_annotation_kind
 
 GROWING = frozenset(
     {"concatenate", "append", "hstack", "vstack", "column_stack", "row_stack", "dstack", "pad", "insert", "block",
@@ -476,7 +476,47 @@ class LoopPlanner:
                 f"each item is unpacked into `{self.parsed.code(loop.target)}`: a sequence of tuples "
                 "(such as per-layer parameters), not slices of one array"
             )
+        if evidence is None:
+            evidence = self._container_kind(loop)
         return evidence
+
+    def _container_kind(self, loop: cst.For) -> str | None:
+        """Kinds: what it iterates is a Python list or tuple whose items are not known to be
+        arrays (`dims` bound to `x.shape` or to a declared `Sequence[int]`): a step per item,
+        unless the counter selects array rows each step."""
+        iterable = _unwrapped(loop.iter, ("enumerate", "reversed"))
+        if not isinstance(iterable, cst.Name):
+            return None  # `range(n)`, `zip(xs, ys)`: iterators built for the loop, left to the other rows
+        kind = self.kinds.of(iterable)
+        if kind.name != CONTAINER or not (kind.items().python or kind.items().name == UNKNOWN):
+            return None
+        shown = shorten(self.parsed.code(iterable), 40)
+        if self._dimension_sizes(iterable):
+            # As for `enumerate(x.shape)`: the counter picks a component per dimension (`coords[dim]`).
+            return (
+                f"it iterates `{shown}`, the sizes of an array's dimensions ({kind.why or 'a shape'}): a step per "
+                "dimension, not a step along an array axis"
+            )
+        if self._counter_reads_rows(loop) is not None:
+            return None
+        origin = f" ({kind.why})" if kind.why and shown not in kind.why else ""
+        return f"it iterates `{shown}`, a Python container{origin}: a step per item, not a step along an array axis"
+
+    def _dimension_sizes(self, expr: cst.BaseExpression) -> bool:
+        """A name every binding of which is a shape (`x.shape`) or a parameter declared a sequence
+        of ints (`shape: Optional[Sequence[int]]`): dimension sizes, whatever the caller passes."""
+        if not isinstance(expr, cst.Name):
+            return False
+        declared = {
+            p.name.value for p in parameters(self.traced.node) if p.annotation is not None
+            and (k := python_annotation_kind(self.parsed, p.annotation.annotation)) is not None and k.name == CONTAINER
+        }
+        values = self.iterations._local_values.get(expr.value) or []
+        return bool(values) and all(
+            isinstance(v, cst.BaseExpression) and (
+                self.kinds.of(v).name == SHAPE or isinstance(v, cst.Name) and v.value in declared
+            ) for v in values
+        )
 
     def _counter_reads_rows(self, loop: cst.For) -> str | None:
         """`for i, (inputs, targets) in enumerate(batches): key = keys[i + 1]`: the counter of

@@ -184,6 +184,27 @@ MODULE_BASES: dict[str, _Framework] = {
     "trax.layers.Layer": _Framework("trax layer", "forward"),
     "trax.layers.base.Layer": _Framework("trax layer", "forward"),
 }
+# Environment libraries: every training loop jits, vmaps or scans an environment's `step` and
+# `reset`, and the library's own `step` calls the hooks a subclass overrides (gymnax's jitted
+# `step` calls `step_env`, pgx's `step` calls `_step`). Those methods run traced wherever the
+# environment is used, so a subclass's are entries (with `hooks:`, as a project base's hooks).
+ENVIRONMENT_BASES: dict[str, tuple[str, str]] = {
+    "gymnax.environments.environment.Environment": ("gymnax environment", "step_env,reset_env"),
+    "gymnax.environments.Environment": ("gymnax environment", "step_env,reset_env"),
+    "brax.envs.base.Env": ("Brax environment", "step,reset"),
+    "brax.envs.base.PipelineEnv": ("Brax environment", "step,reset"),
+    "brax.envs.Env": ("Brax environment", "step,reset"),
+    "brax.envs.PipelineEnv": ("Brax environment", "step,reset"),
+    "brax.envs.env.Env": ("Brax environment", "step,reset"),
+    "jumanji.env.Environment": ("Jumanji environment", "step,reset"),
+    "jumanji.Environment": ("Jumanji environment", "step,reset"),
+    "pgx.core.Env": ("pgx environment", "_init,_step,_observe"),
+    "pgx.Env": ("pgx environment", "_init,_step,_observe"),
+    "mujoco_playground._src.mjx_env.MjxEnv": ("MuJoCo Playground environment", "step,reset"),
+    "mujoco_playground.MjxEnv": ("MuJoCo Playground environment", "step,reset"),
+    "jaxmarl.environments.multi_agent_env.MultiAgentEnv": ("JaxMARL environment", "step_env,reset"),
+    "jaxmarl.environments.MultiAgentEnv": ("JaxMARL environment", "step_env,reset"),
+}
 # Packages whose capitalised names are layers, with the module base of each: `nn.Dense`,
 # `hk.Linear`, `eqx.nn.MLP` are modules, and so is a class that subclasses one.
 LAYER_PACKAGES: dict[str, str] = {
@@ -319,6 +340,24 @@ class _Transform:
     passed: set[int] = field(default_factory=set)
 
 
+# chex's test variants: in a test method decorated with one of these, `self.variant(f)` (or
+# `@self.variant` on a nested function) runs `f` under each variant the decorator asks for, and
+# `with_jit`/`with_pmap` trace it. `all_variants` asks for them unless it sets both to False.
+CHEX_VARIANTS: frozenset[str] = frozenset({"chex.variants", "chex.all_variants"})
+CHEX_TRACING_VARIANTS = ("with_jit", "with_pmap")
+
+
+def _variants_trace(decorator: cst.BaseExpression, qname: str) -> bool:
+    """Whether a chex variants decorator asks for a variant that traces (`with_jit=True`)."""
+    flags = {
+        a.keyword.value: a.value.value for a in (decorator.args if isinstance(decorator, cst.Call) else ())
+        if a.keyword is not None and isinstance(a.value, cst.Name) and a.value.value in ("True", "False")
+    }
+    if qname == "chex.all_variants":
+        return any(flags.get(name, "True") == "True" for name in CHEX_TRACING_VARIANTS)
+    return any(flags.get(name) == "True" for name in CHEX_TRACING_VARIANTS)
+
+
 # Outer transforms that trace every argument they are given: an argument an inner `vmap`
 # passes through unmapped is a tracer under them.
 TRACE_ALL: frozenset[str] = frozenset({"jax.jit", "jax.pjit", "jax.experimental.pjit.pjit", "jax.pmap"})
@@ -375,6 +414,12 @@ class TracedFinder:
         self.transforms = TRACING_TRANSFORMS | frozenset(extra_decorators)
         self._transform_or_partial = self.transforms | PARTIAL
         self.bases = dict(MODULE_BASES)
+        for name, (label, hooks) in ENVIRONMENT_BASES.items():
+            methods = ", ".join(f"`{m}`" for m in hooks.split(","))
+            self.bases[name] = _Framework(
+                f"subclass of the {label} `{name.rsplit('.', 1)[-1]}`, whose {methods} run under training loops' traces",
+                HOOKS + hooks,
+            )
         for name in extra_base_classes:
             self.bases.setdefault(name, _Framework(f"subclass of `{name}` (extra-traced-base-classes)", "methods"))
         self.traced: dict[cst.FunctionDef, TracedFunction] = {}
@@ -394,6 +439,8 @@ class TracedFinder:
         """The transform an expression denotes when used as a decorator or wrapper."""
         parsed = self.parsed
         named = (cst.Name, cst.Attribute)
+        if self._chex_variant(expr):
+            return _Transform("chex.variant")
         qname = parsed.qualified_name(expr) if isinstance(expr, named) and parsed.may_be_named(expr, self.transforms) else None
         if qname in self.transforms:
             return _Transform(qname)
@@ -421,6 +468,21 @@ class TracedFinder:
                 names, nums = _static_args(list(expr.args), self._constant)
                 return _Transform(func_name, names, nums)
         return None
+
+    def _chex_variant(self, expr: cst.BaseExpression) -> bool:
+        """`self.variant` inside a test method whose chex variants decorator traces (`with_jit`)."""
+        if not (isinstance(expr, cst.Attribute) and expr.attr.value == "variant" and isinstance(expr.value, cst.Name)
+                and expr.value.value == "self"):
+            return False
+        for ancestor in self.parsed.ancestors(expr):
+            if not isinstance(ancestor, cst.FunctionDef):
+                continue
+            for decorator in ancestor.decorators:
+                func = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
+                qname = self.parsed.qualified_name(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
+                if qname in CHEX_VARIANTS and _variants_trace(decorator.decorator, qname):
+                    return True
+        return False
 
     def wrapped_function(self, call: cst.Call) -> tuple[cst.FunctionDef, _Transform] | None:
         """For `jax.jit(f, ...)` / `partial(jax.jit, ...)(f)` / `jax.jit(jax.grad(f))`: f and the transform."""
@@ -2110,8 +2172,8 @@ TAKER_NAMES: frozenset[str] = frozenset(FUNCTION_TAKERS)
 # one (and without configured decorators, base classes or seeds from other modules), no
 # function of the module is traced (`prefilter.scan` leaves such modules out).
 ENTRY_NAMES: frozenset[str] = (
-    TRACING_TRANSFORMS | TAKER_NAMES | LIFTED_TRANSFORMS | MODEL_PRIMITIVES | frozenset(MODULE_BASES)
-    | CUSTOM_DERIVATIVES | COMPACT
+    TRACING_TRANSFORMS | TAKER_NAMES | LIFTED_TRANSFORMS | MODEL_PRIMITIVES | frozenset(MODULE_BASES) | frozenset(ENVIRONMENT_BASES)
+    | CUSTOM_DERIVATIVES | COMPACT | CHEX_VARIANTS
 )
 
 

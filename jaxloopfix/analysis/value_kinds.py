@@ -36,7 +36,7 @@ ARRAY_ONLY_METHODS: frozenset[str] = frozenset({
     "reshape", "astype", "transpose", "squeeze", "flatten", "ravel", "cumsum", "cumprod", "swapaxes",
     "argmax", "argmin", "conj", "clip", "mean", "std", "var",
 })
-from jaxloopfix.analysis.source import ParsedModule
+from jaxloopfix.analysis.source import ParsedModule, shorten
 from jaxloopfix.analysis.traced import TracedFunction
 from jaxloopfix.analysis.traced_values import STATIC_ATTRIBUTES, declared_fields, static_fields
 from jaxloopfix.analysis.traced_values import STATIC_RESULTS as TRACED_STATIC_RESULTS
@@ -57,6 +57,8 @@ class Kind:
     # A host value made by a call that computes on the host (`np.zeros(...)`,
     # `scipy.spatial.cKDTree(points)`): its methods compute on the host too.
     host: bool = False
+    # Text (`"w_" + name`): what is added to it, or formatted into it, becomes text too.
+    text: bool = False
 
     @property
     def python(self) -> bool:
@@ -92,17 +94,24 @@ def join(a: Kind | None, b: Kind | None) -> Kind | None:
     if a.name == b.name:
         if a.name == CONTAINER:
             return Kind(CONTAINER, join(a.item, b.item) or UNKNOWN_KIND, a.why or b.why)
-        return a if a.host == b.host else replace(a, host=False)
+        return a if (a.host, a.text) == (b.host, b.text) else replace(a, host=a.host and b.host, text=a.text and b.text)
     if {a.name, b.name} == {STATIC, SHAPE}:
         return Kind(STATIC, why=a.why or b.why)
+    if {a.name, b.name} == {SHAPE, CONTAINER}:
+        # `dims = x.shape`, or `dims = sizes` (a declared `Sequence[int]`): a Python container of dimensions.
+        container = a if a.name == CONTAINER else b
+        return Kind(CONTAINER, join(Kind(STATIC, why="a dimension of a shape"), container.item) or UNKNOWN_KIND, container.why)
     if {a.name, b.name} == {STATIC, ARRAY}:
         return a if a.name == ARRAY else b  # a Python number that becomes an array (`total = 0.0`, then `total + x`)
     return UNKNOWN_KIND
 
 
-def combine(a: Kind, b: Kind) -> Kind:
+def combine(a: Kind, b: Kind, operator: cst.BaseBinaryOp | None = None) -> Kind:
     """The kind of `a op b`: an array if either is one, static if both are Python values (a
-    traced argument may be a list, and `list * 2` repeats it: unknown)."""
+    traced argument may be a list, and `list * 2` repeats it: unknown). Text added to anything,
+    or formatted with `%`, is text: an array added to text raises, so no array comes of it."""
+    if isinstance(operator, cst.Add) and (a.text or b.text) or isinstance(operator, cst.Modulo) and a.text:
+        return Kind(STATIC, why=a.why if a.text else b.why, text=True)
     if ARRAY in (a.name, b.name):
         return Kind(ARRAY, why=a.why if a.name == ARRAY else b.why)
     if a.python and b.python:
@@ -182,6 +191,34 @@ def python_annotation_kind(parsed: ParsedModule, annotation: cst.BaseExpression)
     return None
 
 
+def declared_sequence(parsed: ParsedModule, annotation: cst.BaseExpression) -> bool:
+    """`Sequence[int]`, `list[jax.Array]`, `Optional[Tuple[int, ...]]`, `tuple[int, int] | None`:
+    an annotation of a list or tuple (or nothing)."""
+    def named(expr: cst.BaseExpression) -> str | None:
+        return parsed.qualified_name(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else None
+
+    if isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator, cst.BitOr):
+        sides = [annotation.left, annotation.right]
+        kept = [side for side in sides if not (isinstance(side, cst.Name) and side.value == "None")]
+        return len(kept) == 1 and declared_sequence(parsed, kept[0])
+    if isinstance(annotation, cst.Subscript) and annotation.slice:
+        head = named(annotation.value)
+        arguments = [e.slice.value for e in annotation.slice if isinstance(e.slice, cst.Index)]
+        if head == "typing.Optional" and len(arguments) == 1:
+            return declared_sequence(parsed, arguments[0])
+        return head in SEQUENCE_ANNOTATIONS and head != "typing.Iterable"  # an array is iterable too
+    return False
+
+
+# String literals: text, whatever it is combined with.
+TEXT = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
+
+
+def _binary(operator: cst.BaseAugOp) -> cst.BaseBinaryOp | None:
+    """`+=` as `+`, `%=` as `%`: what the augmented assignment combines with."""
+    return {cst.AddAssign: cst.Add(), cst.ModuloAssign: cst.Modulo()}.get(type(operator))  # type: ignore[return-value]
+
+
 ORDERINGS = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual)
 # Methods that add items to a list, set or dict.
 ADDS = frozenset({"append", "insert", "extend", "add", "update", "appendleft"})
@@ -246,6 +283,11 @@ class ValueKinds:
             return UNKNOWN_KIND  # a helper's `n: int` may be passed a tracer all the same
         if text.startswith(ARRAY_ANNOTATIONS):
             return Kind(ARRAY, why=f"`{name}`, annotated `{self.parsed.code(annotation)}`")
+        if declared_sequence(self.parsed, annotation):
+            # `sizes: Sequence[int]`, `layers: list[jax.Array]`: a transform traces the leaves, never
+            # the list itself, so the argument stays a Python container (of tracers, or of whatever
+            # a helper's caller passes).
+            return Kind(CONTAINER, UNKNOWN_KIND, why=f"`{name}`, annotated `{shorten(self.parsed.code(annotation), 30)}`")
         return UNKNOWN_KIND
 
     def of_name(self, name: str) -> Kind:
@@ -345,7 +387,7 @@ class ValueKinds:
         if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString,
                              cst.FormattedString)):
             code = self.parsed.code(expr)
-            return Kind(STATIC, why=f"the literal `{code}`" if len(code) < 30 else "a literal")
+            return Kind(STATIC, why=f"the literal `{code}`" if len(code) < 30 else "a literal", text=isinstance(expr, TEXT))
         if isinstance(expr, cst.Name):
             return self.of_name(expr.value)
         if isinstance(expr, cst.Attribute):
@@ -355,7 +397,7 @@ class ValueKinds:
         if isinstance(expr, cst.Call):
             return self._call(expr)
         if isinstance(expr, cst.BinaryOperation):
-            kind = combine(self.of(expr.left), self.of(expr.right))
+            kind = combine(self.of(expr.left), self.of(expr.right), expr.operator)
             if kind.name == ARRAY and len(code := self.parsed.code(expr)) < 40:
                 return Kind(ARRAY, why=f"`{code}`")  # the operation itself, not where its first array came from
             return kind
@@ -468,7 +510,7 @@ class ValueKinds:
             if name in CONVERSIONS and not all(self.of(a).python for a in args):
                 return UNKNOWN_KIND  # `float(x)` of a tracer raises (JLF006): no evidence of Python values
             if name in STATIC_BUILTINS:
-                return Kind(STATIC, why=shown)
+                return Kind(STATIC, why=shown, text=name in ("str", "repr", "format", "chr"))
             if name == "range":
                 return Kind(CONTAINER, Kind(STATIC, why="an int of a range"), why=shown)
             if name in SAME_KIND_BUILTINS and args:
@@ -620,7 +662,7 @@ class ValueKinds:
                     kind = self._in_round(value, before).items()  # type: ignore[arg-type]
                 elif how == "augment":
                     assert isinstance(value, cst.AugAssign)
-                    kind = combine(self._in_round(value.target, before), self._in_round(value.value, before))
+                    kind = combine(self._in_round(value.target, before), self._in_round(value.value, before), _binary(value.operator))
                 elif how == "add":
                     assert isinstance(value, cst.Call)
                     added = self._in_round(value.args[-1].value, before)
