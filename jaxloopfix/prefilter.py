@@ -27,7 +27,8 @@ from jaxloopfix.diagnostics import Edit
 from jaxloopfix.rewrite.edits import line_starts, location_of
 from jaxloopfix.text_memo import TextMemo
 
-TRACING_ROOTS = frozenset({"jax", "equinox", "flax", "haiku", "numpyro", "objax", "trax", "chex"})
+TRACING_ROOTS = frozenset({"jax", "equinox", "flax", "haiku", "numpyro", "objax", "trax", "chex", "optax", "diffrax", "optimistix",
+                           "lineax", "jaxopt", "blackjax"})
 TRANSFORM_NAMES = frozenset(
     {"jit", "pmap", "pjit", "grad", "value_and_grad", "vmap", "jacfwd", "jacrev", "hessian", "checkpoint",
      "remat", "named_call", "filter_jit", "filter_grad", "filter_value_and_grad", "filter_vmap", "filter_pmap",
@@ -40,7 +41,10 @@ TRANSFORM_NAMES = frozenset(
 # Calls whose function arguments are traced (`lax.scan(step, ...)`, `NUTS(model)`, `nn.scan(Cell)`).
 CALLEE_NAMES = frozenset(
     {"scan", "fori_loop", "while_loop", "cond", "switch", "map", "associative_scan", "MCMC", "NUTS", "HMC",
-     "SA", "BarkerMH", "SVI", "Predictive"}
+     "SA", "BarkerMH", "SVI", "Predictive", "GradientTransformation", "GradientTransformationExtraArgs", "stateless",
+     "stateless_with_tree_map", "ODETerm", "ControlTerm", "root_find", "minimise", "least_squares", "fixed_point",
+     "FunctionLinearOperator", "minimize", "LBFGS", "BFGS", "GradientDescent", "ProximalGradient", "OptaxSolver",
+     "nuts", "hmc", "mala"}
 )
 # Base classes whose subclasses' methods may be traced (Flax, Haiku, Equinox modules).
 # Environments (gymnax, Brax, Jumanji, pgx, MuJoCo Playground, JaxMARL): `step` and its hooks.
@@ -108,13 +112,25 @@ class Scan:
         by_name: dict[str, list[int]] = {}
         for i in droppable:
             by_name.setdefault(body[i].name, []).append(i)  # type: ignore[attr-defined]
+        # A class deriving from a kept class is kept too: its overrides and stores decide what the
+        # base's traced methods do (a subclass storing an array where the base stores a list).
+        subclasses: dict[str, list[int]] = {}
+        for i in droppable:
+            statement = body[i]
+            if isinstance(statement, ast.ClassDef):
+                for base in statement.bases:
+                    name = base.id if isinstance(base, ast.Name) else base.attr if isinstance(base, ast.Attribute) else None
+                    if name is not None:
+                        subclasses.setdefault(name, []).append(i)
         work = list(keep)
         while work:  # a kept statement naming a definition keeps it too
-            for name in mentions[work.pop()]:
-                for i in by_name.get(name, ()):
-                    if i not in keep:
-                        keep.add(i)
-                        work.append(i)
+            index = work.pop()
+            statement = body[index]
+            derived = subclasses.get(statement.name, []) if isinstance(statement, ast.ClassDef) else []
+            for i in [*derived, *(i for name in mentions[index] for i in by_name.get(name, ()))]:
+                if i not in keep:
+                    keep.add(i)
+                    work.append(i)
         dropped = sorted(droppable - keep)
         if not dropped:
             return None

@@ -157,3 +157,17 @@ def test_the_pre_filter_walks_every_node_ast_walks_in_its_order() -> None:
         assert [id(node) for node in walk(tree)] == [id(node) for node in expected]
         for node in expected:
             assert child_nodes(node) == list(ast.iter_child_nodes(node))
+
+
+def test_a_subclass_of_kept_code_is_kept():
+    """A class deriving from one traced code reaches is kept in the reduced text: what it stores
+    in an attribute (an array where the base stores a list) decides the base's loops."""
+    from pathlib import Path
+
+    from jaxloopfix.prefilter import scan
+
+    path = Path(__file__).resolve().parent.parent / "fixtures" / "recall" / "attribute_list_overridden_by_subclass.py"
+    text = path.read_text(encoding="utf-8") + "\n\nclass Unrelated:\n    def f(self):\n        return 1\n"
+    reduced = scan(text).reduce(text)
+    assert reduced is not None and "class Stream(Base)" in reduced.text and "class Unrelated" not in reduced.text
+    assert [d.code for d in lint_text(text, "m.py", Settings())] == ["JLF002"]

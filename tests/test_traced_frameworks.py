@@ -187,6 +187,12 @@ FLAGGED = {
         "        @self.variant\n        def run(xs):\n" + _body(12) + "\n        run(jnp.ones((6, 4)))\n",
         "decorated with `@self.variant`",
     ),
+    "chex_variant_decorator_with_static_arguments": (
+        "import chex\nimport jax.numpy as jnp\n\nclass T(chex.TestCase):\n"
+        "    @chex.variants(with_jit=True)\n    def test_run(self):\n"
+        "        @self.variant(static_argnums=(1,))\n        def run(xs, n):\n" + _body(12) + "\n        run(jnp.ones((6, 4)), 2)\n",
+        "decorated with `@self.variant(static_argnums=(1,))`",
+    ),
     "brax_pipeline_env_step": (
         "import jax.numpy as jnp\nfrom brax.envs.base import PipelineEnv\n\nclass Walker(PipelineEnv):\n"
         "    def step(self, state, xs):\n" + _body(8),
@@ -463,3 +469,78 @@ def test_keywords_bound_by_a_partial_alias_are_static_under_the_transform():
     )
     assert [d.code for d in found] == ["JLF002"], [d.message for d in found]
     assert "wrapped by `jax.vmap(inner)`" in found[0].traced_reason
+
+
+@pytest.mark.parametrize("qualified", sorted(__import__("jaxloopfix.analysis.traced", fromlist=["x"]).LIBRARY_FUNCTION_TAKERS))
+def test_library_function_takers_match_the_installed_signatures(qualified):
+    """Each library call's traced function is its first parameter, under the keyword the table
+    names: read from the package itself where it is installed."""
+    import inspect
+
+    from jaxloopfix.analysis.traced import LIBRARY_FUNCTION_TAKERS
+
+    module_name, _, name = qualified.rpartition(".")
+    module = pytest.importorskip(module_name)
+    obj = getattr(module, name)
+    try:
+        params = list(inspect.signature(obj).parameters)
+    except (TypeError, ValueError):
+        pytest.skip(f"{qualified} has no signature to read")
+    if params[:1] == ["args"] and hasattr(obj, "differentiable"):
+        # blackjax's generated API object: calling it calls `differentiable`.
+        params = list(inspect.signature(obj.differentiable).parameters)
+    assert params[0] == LIBRARY_FUNCTION_TAKERS[qualified], params
+
+
+def test_a_library_function_taker_traces_its_function():
+    source = (
+        "import diffrax\nimport jax.numpy as jnp\n\ndef field(t, xs, args):\n" + _body(4)
+        + "\n\nterm = diffrax.ODETerm(field)\n"
+    )
+    assert _reasons(source) == ["`field` is traced: the function of `diffrax.ODETerm` on line 12"]
+
+
+PASSED_AS_VALUE = '''
+import functools
+from typing import Callable, NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+SEEN = []
+
+
+class Ops(NamedTuple):
+    solve: Callable
+
+
+def solve(xs, scale):
+    SEEN.append(type(xs).__name__)
+    h = jnp.zeros(xs.shape[1:])
+    for t in range(xs.shape[0]):
+        h = jnp.tanh(scale * h + xs[t])
+    return h
+
+
+def run_ops(ops, xs):
+    return ops.solve(xs)
+
+
+@jax.jit
+def integrate(xs):
+    return run_ops(Ops(solve=functools.partial(solve, scale=0.5)), xs)
+'''
+
+
+def test_a_function_passed_as_a_value_from_traced_code_is_traced():
+    """`Ops(solve=partial(solve, ...))` in a jitted function: `solve` is called under the same
+    trace by whatever receives it (checked on JAX: it sees tracers), so its loop is reported."""
+    import jax.numpy as jnp
+
+    namespace: dict = {}
+    exec(compile(PASSED_AS_VALUE, "m.py", "exec"), namespace)  # noqa: S102
+    namespace["integrate"](jnp.ones((6, 3)))
+    assert namespace["SEEN"] and all("Tracer" in seen for seen in namespace["SEEN"])
+    reasons = _reasons(PASSED_AS_VALUE)
+    line = next(i for i, text in enumerate(PASSED_AS_VALUE.lstrip().splitlines(), 1) if "Ops(solve=" in text)
+    assert reasons == [f"`solve` is traced: passed as a value to `Ops` in traced function `integrate` on line {line}"], reasons

@@ -16,7 +16,7 @@ from collections.abc import Callable
 import libcst as cst
 
 from jaxloopfix.analysis.arrays import ARRAY_ATTRIBUTES, ARRAY_METHODS, ArrayFacts, is_array_annotation
-from jaxloopfix.analysis.count_defaults import self_assignments
+from jaxloopfix.analysis.count_defaults import redeclared_by_subclass, self_assignments
 from jaxloopfix.analysis.cross_module import ModuleSite
 from jaxloopfix.analysis.declared_types import class_attribute
 from jaxloopfix.analysis.helper_structure import AXIS_PARAMETERS, parse_function, positional_parameters, structural_use
@@ -143,11 +143,11 @@ class ContainerEvidence:
                             return found
                 return None
             if qname == "builtins.range" and expr.args:
-                for arg in expr.args:
-                    found = self.count(arg.value)
-                    if found:
-                        return found
-                return None
+                # The stop alone sets what the steps cover: `range(len(layers))`, `range(0, len(blocks), k)`;
+                # `range(len(taps), x.shape[0])` steps along `x` from an offset.
+                positional = [a for a in expr.args if a.keyword is None and not a.star]
+                stop = positional[1] if len(positional) > 1 else positional[0] if positional else None
+                return self.count(stop.value) if stop is not None else None
             if isinstance(func, cst.Attribute) and func.attr.value == "range" and qname != "builtins.range":
                 return f"it iterates `{code}`, a loop API's own range (such as `jax.experimental.loops`), not Python's"
             if isinstance(func, cst.Attribute) and func.attr.value in STRING_SPLITS and any(
@@ -279,7 +279,13 @@ class ContainerEvidence:
             if found:
                 return found
         if isinstance(expr, cst.BinaryOperation):
-            return self.count(expr.left) or self.count(expr.right)
+            # `len(layers) - 1`, `2 * len(heads)`: a container's size shifted or scaled by a literal
+            # (`xs.shape[0] * len(heads)` is not: it grows with `xs`).
+            if isinstance(expr.right, cst.Integer):
+                return self.count(expr.left)
+            if isinstance(expr.left, cst.Integer):
+                return self.count(expr.right)
+            return None
         if isinstance(expr, cst.Name) and expr.value not in self._resolving:
             # `n = len(blocks)`, then `range(0, n, k)`: the name's every binding is such a count.
             values = self.local_values.get(expr.value) or []
@@ -443,8 +449,11 @@ class ContainerEvidence:
         klass = next((a for a in self.parsed.ancestors(call) if isinstance(a, cst.ClassDef)), None)
         if klass is None:
             return None
+        if redeclared_by_subclass(self.parsed, klass, attr):
+            return None  # a subclass may hold anything there
         stores = [value for _, value in self_assignments(klass, attr)]
-        literals = [v for v in stores if isinstance(v, (cst.List, cst.Tuple, cst.ListComp))]
+        # List and tuple displays only: a comprehension may hold an array's rows (`[x[i] for i in ...]`).
+        literals = [v for v in stores if isinstance(v, (cst.List, cst.Tuple))]
         return literals[0] if literals and len(literals) == len(stores) else None
 
     def _caller_literal(self, call: cst.Call, name: str) -> cst.BaseExpression | None:

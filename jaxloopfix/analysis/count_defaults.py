@@ -65,7 +65,7 @@ def attribute_default(parsed: ParsedModule, function: cst.FunctionDef, expr: cst
         return None
     klass = found[1]
     attr = expr.attr.value
-    if _redeclared_by_subclass(parsed, klass, attr):
+    if redeclared_by_subclass(parsed, klass, attr):
         return None
     declared = _class_body_default(klass, attr)
     assigned = self_assignments(klass, attr)
@@ -232,7 +232,7 @@ def _reassigned(function: cst.FunctionDef, name: str) -> bool:
     return name in assigned_names(_body_statements(function))
 
 
-def _redeclared_by_subclass(parsed: ParsedModule, klass: cst.ClassDef, attr: str) -> bool:
+def redeclared_by_subclass(parsed: ParsedModule, klass: cst.ClassDef, attr: str) -> bool:
     """A class of this module that names `klass` among its bases and declares or assigns `attr`."""
     for node in parsed.nodes:
         if not isinstance(node, cst.ClassDef) or node is klass:

@@ -223,6 +223,10 @@ class IterationAnalyzer:
                     return TripCount("ndim")  # `n = max(x.ndim for x in leaves)` in the enclosing function
                 if len(enclosing) == 1 and isinstance(enclosing[0], cst.Integer):
                     return TripCount("constant", int(enclosing[0].evaluated_value))  # `n = 2` in the enclosing function
+                owner = _enclosing_parameter_owner(self.parsed, self.traced.node, name)
+                declared = parameter_default(self.parsed, owner, name) if owner is not None else None
+                if declared is not None:  # `def sam(..., sync_period=2)`, then `range(sync_period - 1)` in its closure
+                    return TripCount("static", declared.value, default=declared.source)
             return TripCount("unknown")
         if isinstance(expr, cst.Call) and _rank_valued(expr):
             return TripCount("ndim")
@@ -597,6 +601,18 @@ def _enclosing_assignments(parsed: ParsedModule, func: cst.FunctionDef, name: st
             if values:
                 return values
     return []
+
+
+def _enclosing_parameter_owner(parsed: ParsedModule, func: cst.FunctionDef, name: str) -> cst.FunctionDef | None:
+    """The nearest enclosing function whose parameter the closure variable `name` is, unless a
+    nearer one binds it."""
+    for ancestor in parsed.ancestors(func):
+        if isinstance(ancestor, cst.FunctionDef):
+            if any(p.name.value == name for p in parameters(ancestor)):
+                return ancestor
+            if name in _local_assignments(ancestor):
+                return None
+    return None
 
 
 def _local_assignments(func: cst.FunctionDef) -> dict[str, list[cst.BaseExpression | str]]:

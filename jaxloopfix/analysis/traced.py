@@ -113,6 +113,27 @@ CUSTOM_DERIVATIVES: frozenset[str] = frozenset({"jax.custom_vjp", "jax.custom_jv
 RULE_REGISTRATIONS: frozenset[str] = frozenset({"defvjp", "defjvp"})
 
 
+# Library calls whose first argument (or that keyword) is a function they trace.
+LIBRARY_FUNCTION_TAKERS: dict[str, str] = {
+    "diffrax.ODETerm": "vector_field",
+    "diffrax.ControlTerm": "vector_field",
+    "optimistix.root_find": "fn",
+    "optimistix.minimise": "fn",
+    "optimistix.least_squares": "fn",
+    "optimistix.fixed_point": "fn",
+    "lineax.FunctionLinearOperator": "fn",
+    "jax.scipy.optimize.minimize": "fun",
+    "jaxopt.LBFGS": "fun",
+    "jaxopt.BFGS": "fun",
+    "jaxopt.GradientDescent": "fun",
+    "jaxopt.ProximalGradient": "fun",
+    "jaxopt.OptaxSolver": "fun",
+    "blackjax.nuts": "logdensity_fn",
+    "blackjax.hmc": "logdensity_fn",
+    "blackjax.mala": "logdensity_fn",
+}
+
+
 @dataclass(frozen=True)
 class _Taker:
     """A function that takes functions and traces them: which arguments, and whether their
@@ -149,6 +170,19 @@ FUNCTION_TAKERS: dict[str, _Taker] = {
     # Haiku: the function's parameters are what `apply` is given, not necessarily arrays.
     "haiku.transform": _Taker("transformed by", (0,), ("f",), transformed=False),
     "haiku.transform_with_state": _Taker("transformed by", (0,), ("f",), transformed=False),
+    # Optax: a transformation's `update` runs inside the jitted train step that applies it
+    # (`init` usually runs once, eagerly, so it is left out).
+    **{
+        f"optax.{name}": _Taker("the update function of", (1,), ("update",), transformed=False)
+        for name in ("GradientTransformation", "GradientTransformationExtraArgs", "_src.base.GradientTransformation",
+                     "_src.base.GradientTransformationExtraArgs")
+    },
+    # Solvers, integrators and samplers of other JAX libraries: they trace the function they
+    # are given (a vector field, an objective, a log density) inside their own jitted loops.
+    # `tests/test_traced_frameworks.py` checks each position and keyword against the installed package.
+    **{name: _Taker("the function of", (0,), (keyword,), transformed=False) for name, keyword in LIBRARY_FUNCTION_TAKERS.items()},
+    "optax.stateless": _Taker("the update function of", (0,), ("f",), transformed=False),
+    "optax.stateless_with_tree_map": _Taker("the update function of", (0,), ("f",), transformed=False),
 }
 # Lifted transforms whose target is a module class (its `__call__` is traced) or a function
 # taking modules (its parameters are modules and arrays: not known to be tracers).
@@ -452,6 +486,10 @@ class TracedFinder:
                 else None
             )
             positional = [a for a in expr.args if a.keyword is None and not a.star]
+            if not positional and self._chex_variant(func):
+                # `@self.variant(static_argnums=(1,))`: chex jits with these static arguments.
+                names, nums = _static_args(list(expr.args), self._constant)
+                return _Transform("chex.variant", names, nums)
             if func_name in PARTIAL and positional:
                 inner = self.transform_of(positional[0].value)
                 if inner is not None:
@@ -1279,6 +1317,31 @@ class TracedFinder:
                                 f"`{outer.name.value}`", node)))
                 elif callee is None:
                     finder._external(node.func, f"called from traced function `{outer.name.value}`", node)
+                if not finder._qname_in(node.func, HOST_CALLBACKS):
+                    found.extend(finder._functions_passed_as_values(node, outer))
+        return found
+
+    def _functions_passed_as_values(self, call: cst.Call, outer: cst.FunctionDef) -> list[tuple[cst.FunctionDef, str | Callable[[], str]]]:
+        """Functions of the project passed as values from traced code (`Ops(solve=partial(f, k=2))`,
+        `tree_map(f, xs)`, `helper(f, x)`): whatever receives one calls it under the same trace,
+        since a function cannot leave a trace as a value. Their parameters are not known to be
+        tracers. Host callbacks are left out (they run on NumPy values)."""
+        found: list[tuple[cst.FunctionDef, str | Callable[[], str]]] = []
+        shown = shorten(self.parsed.code(call.func), 30)
+        for arg in call.args:
+            value = arg.value
+            if isinstance(value, cst.Call) and self._qname_in(value.func, PARTIAL) and value.args:
+                value = value.args[0].value  # `partial(f, n=3)` passes `f`
+            if not isinstance(value, (cst.Name, cst.Attribute)):
+                continue
+            why = f"passed as a value to `{shown}` in traced function `{outer.name.value}`"
+            function = self.resolve_function(value) if isinstance(value, cst.Name) else None
+            if function is not None and function is not outer:
+                found.append((function, self._at_line(why, call)))
+            elif function is None and isinstance(value, cst.Attribute):
+                self._external(value, why, call)
+            elif function is None and self.resolve_class(value) is None:
+                self._external(value, why, call)
         return found
 
     def _constructors(self, cls: cst.ClassDef) -> list[cst.FunctionDef]:
