@@ -341,6 +341,44 @@ CLEAN = {
             def test_eager(self):
                 self.variant(run)(jnp.ones((6, 4)))
         """,
+    "function_given_to_a_host_callback_through_partial": """
+        from functools import partial
+        import jax
+        import numpy as np
+
+        def host_solve(x, scale=1.0):
+            out = []
+            for i in range(x.shape[0]):
+                out.append(float(x[i]) * scale)
+            return np.asarray(out, dtype=np.float32)
+
+        def to_host(fn, *args):
+            jax.debug.callback(fn, *args)
+
+        @jax.jit
+        def step(x):
+            to_host(host_solve, x)
+            cb = partial(host_solve, scale=3.0)
+            jax.debug.callback(cb, x)
+            return jax.pure_callback(partial(host_solve, scale=2.0), jax.ShapeDtypeStruct(x.shape, x.dtype), x)
+        """,
+    "function_given_to_numpy_in_traced_code": """
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+
+        TABLE = np.arange(20.0).reshape(5, 4)
+
+        def row_stat(row):
+            total = 0.0
+            for i in range(row.shape[0]):
+                total = total + row[i] * row[i]
+            return total
+
+        @jax.jit
+        def scaled(x):
+            return x * jnp.asarray(np.apply_along_axis(row_stat, 1, TABLE)).sum()
+        """,
     "environment_render_is_not_traced": """
         import jax.numpy as jnp
         from brax.envs.base import PipelineEnv
@@ -544,3 +582,35 @@ def test_a_function_passed_as_a_value_from_traced_code_is_traced():
     reasons = _reasons(PASSED_AS_VALUE)
     line = next(i for i, text in enumerate(PASSED_AS_VALUE.lstrip().splitlines(), 1) if "Ops(solve=" in text)
     assert reasons == [f"`solve` is traced: passed as a value to `Ops` in traced function `integrate` on line {line}"], reasons
+
+
+def test_a_factory_default_overridden_where_the_factory_is_handed_on_is_not_a_count():
+    """`partial(make_step, rounds=500)` and a method's closure (its class constructed with another
+    value) call the factory with values this module does not pass it directly: no default count.
+    Checked on JAX: the partial's step unrolls 499 `tanh`s."""
+    import jax
+    import jax.numpy as jnp
+
+    source = textwrap.dedent(
+        """
+        import functools
+        import jax
+        import jax.numpy as jnp
+
+        def make_step(w, rounds=2):
+            def step(x):
+                for _ in range(rounds - 1):
+                    x = jnp.tanh(x @ w)
+                return x
+            return jax.jit(step)
+
+        deep = functools.partial(make_step, rounds=500)
+        """
+    )
+    namespace: dict = {}
+    exec(compile(source, "m.py", "exec"), namespace)  # noqa: S102
+    jaxpr = jax.make_jaxpr(namespace["deep"](jnp.eye(2)))(jnp.ones(2))
+    assert str(jaxpr).count("tanh") == 499
+    assert [d.code for d in _lint(source)] == ["JLF002"]
+    plain = source.replace("deep = functools.partial(make_step, rounds=500)\n", "shallow = make_step(jnp.eye(2))\n")
+    assert _lint(plain) == []  # called directly with the default: one step

@@ -605,14 +605,29 @@ def _enclosing_assignments(parsed: ParsedModule, func: cst.FunctionDef, name: st
 
 def _enclosing_parameter_owner(parsed: ParsedModule, func: cst.FunctionDef, name: str) -> cst.FunctionDef | None:
     """The nearest enclosing function whose parameter the closure variable `name` is, unless a
-    nearer one binds it."""
+    nearer one binds it. Only a plain function that the module does nothing with but call
+    (`make_step(...)`): a method's default is overridden where its class is constructed, and a
+    function handed on (`partial(make_step, rounds=500)`) is called with values not seen here."""
     for ancestor in parsed.ancestors(func):
         if isinstance(ancestor, cst.FunctionDef):
             if any(p.name.value == name for p in parameters(ancestor)):
-                return ancestor
+                if any(isinstance(a, cst.ClassDef) for a in parsed.ancestors(ancestor)):
+                    return None
+                return ancestor if _only_called(parsed, ancestor) else None
             if name in _local_assignments(ancestor):
                 return None
     return None
+
+
+def _only_called(parsed: ParsedModule, function: cst.FunctionDef) -> bool:
+    """Whether every use of `function`'s name in the module is a call of it."""
+    name = function.name.value
+    for node in parsed.nodes:
+        if isinstance(node, cst.Name) and node.value == name and node is not function.name:
+            parent = parsed.parent(node)
+            if not (isinstance(parent, cst.Call) and parent.func is node):
+                return False
+    return True
 
 
 def _local_assignments(func: cst.FunctionDef) -> dict[str, list[cst.BaseExpression | str]]:

@@ -374,6 +374,9 @@ class _Transform:
     passed: set[int] = field(default_factory=set)
 
 
+# JAX's tree maps: they call the function they are given on the leaves, at trace time.
+TREE_MAPS: frozenset[str] = frozenset({"jax.tree.map", "jax.tree_util.tree_map", "jax.tree.map_with_path",
+                                       "jax.tree_util.tree_map_with_path", "jax.tree_map"})
 # chex's test variants: in a test method decorated with one of these, `self.variant(f)` (or
 # `@self.variant` on a nested function) runs `f` under each variant the decorator asks for, and
 # `with_jit`/`with_pmap` trace it. `all_variants` asks for them unless it sets both to False.
@@ -1322,13 +1325,25 @@ class TracedFinder:
         return found
 
     def _functions_passed_as_values(self, call: cst.Call, outer: cst.FunctionDef) -> list[tuple[cst.FunctionDef, str | Callable[[], str]]]:
-        """Functions of the project passed as values from traced code (`Ops(solve=partial(f, k=2))`,
-        `tree_map(f, xs)`, `helper(f, x)`): whatever receives one calls it under the same trace,
-        since a function cannot leave a trace as a value. Their parameters are not known to be
-        tracers. Host callbacks are left out (they run on NumPy values)."""
+        """Functions of the project passed as values from traced code to the project's own
+        functions and classes (`Ops(solve=partial(f, k=2))`, `helper(f, x)`) or to JAX's tree maps:
+        what receives one calls it under the same trace. Their parameters are not known to be
+        tracers. Other receivers are left out: NumPy, SciPy, threads, `atexit` and host callbacks
+        (directly, through `partial` or through an alias) run what they are given on host values,
+        and a project helper that hands the parameter to a host callback does too."""
+        receiver = self._project_receiver(call, outer)
+        if receiver is None:
+            return []
+        host = self._host_parameters(receiver) if isinstance(receiver, cst.FunctionDef) else {}
         found: list[tuple[cst.FunctionDef, str | Callable[[], str]]] = []
         shown = shorten(self.parsed.code(call.func), 30)
+        positional = 0
         for arg in call.args:
+            slot: int | str | None = arg.keyword.value if arg.keyword is not None else None if arg.star else positional
+            if arg.keyword is None and not arg.star:
+                positional += 1
+            if slot in host:
+                continue  # `to_host(write_rows, x)` with `def to_host(fn, *a): jax.debug.callback(fn, *a)`
             value = arg.value
             if isinstance(value, cst.Call) and self._qname_in(value.func, PARTIAL) and value.args:
                 value = value.args[0].value  # `partial(f, n=3)` passes `f`
@@ -1338,11 +1353,40 @@ class TracedFinder:
             function = self.resolve_function(value) if isinstance(value, cst.Name) else None
             if function is not None and function is not outer:
                 found.append((function, self._at_line(why, call)))
-            elif function is None and isinstance(value, cst.Attribute):
-                self._external(value, why, call)
             elif function is None and self.resolve_class(value) is None:
                 self._external(value, why, call)
         return found
+
+    def _project_receiver(self, call: cst.Call, outer: cst.FunctionDef) -> cst.FunctionDef | bool | None:
+        """What `call` calls, when it is code that runs what it is given under the caller's trace:
+        a function or class of this module (the FunctionDef, or True), a name imported from the
+        project, a method of the enclosing class, or one of JAX's tree maps."""
+        func = call.func
+        if self._qname_in(func, TREE_MAPS) is not None:
+            return True
+        if isinstance(func, cst.Name):
+            callee = self.resolve_function(func)
+            if callee is not None:
+                return callee
+            if self.resolve_class(func) is not None:
+                return True
+        if isinstance(func, cst.Attribute):
+            method = self.resolve_method(func, outer)
+            if method is not None:
+                return method
+        return True if self._imported(func) is not None else None
+
+    def _host_parameters(self, function: cst.FunctionDef) -> dict[int | str, str]:
+        """`function`'s parameters (by position and by name) that it hands to a host callback."""
+        handed = self._host_callbacks(function)
+        params = [p for p in parameters(function, stars=False)]
+        if params and params[0].name.value in ("self", "cls") and any(isinstance(a, cst.ClassDef) for a in self.parsed.ancestors(function)):
+            params = params[1:]
+        slots: dict[int | str, str] = {}
+        for position, param in enumerate(params):
+            if param.name.value in handed:
+                slots[position] = slots[param.name.value] = param.name.value
+        return slots
 
     def _constructors(self, cls: cst.ClassDef) -> list[cst.FunctionDef]:
         """What constructing `cls` runs: the `__init__` Python finds (its own or a base's of this
