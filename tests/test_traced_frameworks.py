@@ -320,27 +320,13 @@ CLEAN = {
 
         out = scan(step, [])
         """,
-    "chex_variants_without_jit": """
-        import chex
-        import jax.numpy as jnp
-
-        def run(xs):
-            h = jnp.zeros(4)
-            hs = []
-            for t in range(xs.shape[0]):
-                h = jnp.tanh(h + xs[t])
-                hs.append(h)
-            return jnp.stack(hs)
-
-        class T(chex.TestCase):
-            @chex.variants(without_jit=True, with_device=True)
-            def test_run(self):
-                self.variant(run)(jnp.ones((6, 4)))
-
-            @chex.all_variants(with_jit=False, with_pmap=False)
-            def test_eager(self):
-                self.variant(run)(jnp.ones((6, 4)))
-        """,
+    "chex_variants_without_jit": (
+        "import chex\nimport jax.numpy as jnp\n\ndef run(xs):\n" + _body(4)
+        + "\n\nclass T(chex.TestCase):\n    @chex.variants(without_jit=True, with_device=True)\n"
+        "    def test_run(self):\n        self.variant(run)(jnp.ones((6, 4)))\n\n"
+        "    @chex.all_variants(with_jit=False, with_pmap=False)\n    def test_eager(self):\n"
+        "        self.variant(run)(jnp.ones((6, 4)))\n"
+    ),
     "function_given_to_a_host_callback_through_partial": """
         from functools import partial
         import jax
@@ -379,19 +365,10 @@ CLEAN = {
         def scaled(x):
             return x * jnp.asarray(np.apply_along_axis(row_stat, 1, TABLE)).sum()
         """,
-    "environment_render_is_not_traced": """
-        import jax.numpy as jnp
-        from brax.envs.base import PipelineEnv
-
-        class Walker(PipelineEnv):
-            def render(self, xs):
-                h = jnp.zeros(4)
-                hs = []
-                for t in range(xs.shape[0]):
-                    h = jnp.tanh(h + xs[t])
-                    hs.append(h)
-                return jnp.stack(hs)
-        """,
+    "environment_render_is_not_traced": (
+        "import jax.numpy as jnp\nfrom brax.envs.base import PipelineEnv\n\nclass Walker(PipelineEnv):\n"
+        "    def render(self, xs):\n" + _body(8)
+    ),
     "mcmc_kernel_is_not_a_model": """
         import jax.numpy as jnp
         from numpyro.infer import MCMC
