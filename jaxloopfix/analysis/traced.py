@@ -450,13 +450,7 @@ class TracedFinder:
         self._site_classes = {c.qualified: c for c in site.classes} if site is not None else {}
         self.transforms = TRACING_TRANSFORMS | frozenset(extra_decorators)
         self._transform_or_partial = self.transforms | PARTIAL
-        self.bases = dict(MODULE_BASES)
-        for name, (label, hooks) in ENVIRONMENT_BASES.items():
-            methods = ", ".join(f"`{m}`" for m in hooks.split(","))
-            self.bases[name] = _Framework(
-                f"subclass of the {label} `{name.rsplit('.', 1)[-1]}`, whose {methods} run under training loops' traces",
-                HOOKS + hooks,
-            )
+        self.bases = {**MODULE_BASES, **ENVIRONMENT_FRAMEWORKS}
         for name in extra_base_classes:
             self.bases.setdefault(name, _Framework(f"subclass of `{name}` (extra-traced-base-classes)", "methods"))
         self.traced: dict[cst.FunctionDef, TracedFunction] = {}
@@ -1334,7 +1328,7 @@ class TracedFinder:
         receiver = self._project_receiver(call, outer)
         if receiver is None:
             return []
-        host = self._host_parameters(receiver) if isinstance(receiver, cst.FunctionDef) else {}
+        host = self._host_parameters(receiver) if isinstance(receiver, cst.FunctionDef) else set()
         found: list[tuple[cst.FunctionDef, str | Callable[[], str]]] = []
         shown = shorten(self.parsed.code(call.func), 30)
         positional = 0
@@ -1376,17 +1370,14 @@ class TracedFinder:
                 return method
         return True if self._imported(func) is not None else None
 
-    def _host_parameters(self, function: cst.FunctionDef) -> dict[int | str, str]:
+    def _host_parameters(self, function: cst.FunctionDef) -> set[int | str]:
         """`function`'s parameters (by position and by name) that it hands to a host callback."""
         handed = self._host_callbacks(function)
-        params = [p for p in parameters(function, stars=False)]
+        params = parameters(function, stars=False)
         if params and params[0].name.value in ("self", "cls") and any(isinstance(a, cst.ClassDef) for a in self.parsed.ancestors(function)):
             params = params[1:]
-        slots: dict[int | str, str] = {}
-        for position, param in enumerate(params):
-            if param.name.value in handed:
-                slots[position] = slots[param.name.value] = param.name.value
-        return slots
+        return {slot for position, param in enumerate(params) if param.name.value in handed
+                for slot in (position, param.name.value)}
 
     def _constructors(self, cls: cst.ClassDef) -> list[cst.FunctionDef]:
         """What constructing `cls` runs: the `__init__` Python finds (its own or a base's of this
@@ -2203,6 +2194,20 @@ HOOKS = "hooks:"
 # `hooks:step@run+update,reset`: `step` is called on `self` by the traced methods `run` and
 # `update`; `reset` is traced whoever calls it (`jax.jit(self.reset)`).
 CALLED_FROM, CALLERS_SEP = "@", "+"
+
+
+def _environment_framework(name: str, label: str, hooks: str) -> _Framework:
+    methods = ", ".join(f"`{m}`" for m in hooks.split(","))
+    return _Framework(
+        f"subclass of the {label} `{name.rsplit('.', 1)[-1]}`, whose {methods} run under training loops' traces",
+        HOOKS + hooks,
+    )
+
+
+# `ENVIRONMENT_BASES` as framework bases, built once for every finder.
+ENVIRONMENT_FRAMEWORKS: dict[str, _Framework] = {
+    name: _environment_framework(name, label, hooks) for name, (label, hooks) in ENVIRONMENT_BASES.items()
+}
 
 
 def _parse_hooks(entries: str) -> dict[str, frozenset[str] | None]:

@@ -169,7 +169,7 @@ def python_annotation_kind(parsed: ParsedModule, annotation: cst.BaseExpression)
     are static; `Tuple[int, ...]`, `Sequence[int]` are containers of statics; anything else
     (arrays, modules, callables, unknown names) None."""
     def named(expr: cst.BaseExpression) -> str | None:
-        return parsed.qualified_name(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else None
+        return _annotation_name(parsed, expr)
 
     if isinstance(annotation, cst.Name) and annotation.value == "None":
         return Kind(STATIC)
@@ -191,18 +191,20 @@ def python_annotation_kind(parsed: ParsedModule, annotation: cst.BaseExpression)
     return None
 
 
+def _annotation_name(parsed: ParsedModule, expr: cst.BaseExpression) -> str | None:
+    """The qualified name an annotation's head names (`typing.Sequence`), else None."""
+    return parsed.qualified_name(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else None
+
+
 def declared_sequence(parsed: ParsedModule, annotation: cst.BaseExpression) -> bool:
     """`Sequence[int]`, `list[jax.Array]`, `Optional[Tuple[int, ...]]`, `tuple[int, int] | None`:
     an annotation of a list or tuple (or nothing)."""
-    def named(expr: cst.BaseExpression) -> str | None:
-        return parsed.qualified_name(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else None
-
     if isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator, cst.BitOr):
         sides = [annotation.left, annotation.right]
         kept = [side for side in sides if not (isinstance(side, cst.Name) and side.value == "None")]
         return len(kept) == 1 and declared_sequence(parsed, kept[0])
     if isinstance(annotation, cst.Subscript) and annotation.slice:
-        head = named(annotation.value)
+        head = _annotation_name(parsed, annotation.value)
         arguments = [e.slice.value for e in annotation.slice if isinstance(e.slice, cst.Index)]
         if head == "typing.Optional" and len(arguments) == 1:
             return declared_sequence(parsed, arguments[0])
