@@ -289,7 +289,44 @@ NO_FIX = {
         "    for i in range(6):\n        acc = acc + x[i] * SIZES[i]\n    return acc\n",
         "a Python container of Python values", "f", lambda: (jnp.arange(18.0).reshape(6, 3),),
     ),
+    "rows_copied_into_a_list": (
+        H + "@jax.jit\ndef f(x):\n    h = jnp.zeros(x.shape[1:])\n    rows = list(x)\n    for r in rows:\n"
+        "        h = jnp.tanh(0.5 * h + r)\n    return h\n",
+        "a Python list of an array's rows", "f", lambda: (jnp.arange(12.0).reshape(4, 3) / 10,),
+    ),
+    "rows_unstacked": (
+        H + "@jax.jit\ndef f(x):\n    h = jnp.zeros(x.shape[1:])\n    for r in jnp.unstack(x):\n"
+        "        h = jnp.tanh(0.5 * h + r)\n    return h\n",
+        "a Python list of an array's rows", "f", lambda: (jnp.arange(12.0).reshape(4, 3) / 10,),
+    ),
+    "rows_by_comprehension": (
+        H + "@jax.jit\ndef f(x):\n    h = jnp.zeros(x.shape[1:])\n    rows = [x[t] * 2.0 for t in range(x.shape[0])]\n"
+        "    for r in rows:\n        h = jnp.tanh(0.5 * h + r)\n    return h\n",
+        "a Python list of an array's rows", "f", lambda: (jnp.arange(12.0).reshape(4, 3) / 10,),
+    ),
+    "chunks_of_a_split": (
+        H + "from functools import partial\n\n@partial(jax.jit, static_argnums=1)\ndef f(x, n):\n    total = jnp.zeros(())\n"
+        "    for c in jnp.split(x, n):\n        total = total + jnp.sum(c ** 2)\n    return total\n",
+        "a Python list of an array's rows or pieces", "f", lambda: (jnp.arange(12.0).reshape(6, 2), 3),
+    ),
 }
+
+
+def test_scan_over_a_list_of_rows_is_not_the_loop():
+    """Why a list of rows gets no fix: `lax.scan` takes the list as a pytree and steps along each
+    item's own first axis, so it neither runs one step per row nor computes the loop's value."""
+    x = jnp.arange(12.0).reshape(4, 3) / 10
+
+    def step(h, r):
+        return jnp.tanh(0.5 * h + r), None
+
+    h = jnp.zeros(3)
+    for r in list(x):
+        h, _ = step(h, r)
+    with pytest.raises((TypeError, ValueError)):
+        jax.lax.scan(step, jnp.zeros(3), list(x))  # each step gets a list of 4 scalars, not one row
+    scanned, _ = jax.lax.scan(step, jnp.zeros(3), x)
+    np.testing.assert_allclose(scanned, h, rtol=1e-6)
 
 
 @pytest.mark.parametrize("name", sorted(NO_FIX))

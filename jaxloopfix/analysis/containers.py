@@ -48,6 +48,8 @@ def _names_array(annotation: cst.BaseExpression) -> bool:
 CONTAINER_BUILDERS = frozenset({"builtins.list", "builtins.tuple", "builtins.dict", "builtins.sorted", "builtins.set"})
 # jnp/np functions returning a list of arrays: a deliberate, static unroll.
 SPLITS = frozenset({"split", "array_split", "hsplit", "vsplit", "dsplit", "unstack"})
+# Pieces of a split that stay a few static steps (the corpus's labelling rule: at most 4).
+FEW_PIECES = 4
 TREE_LEAVES = frozenset(
     {"jax.tree_util.tree_leaves", "jax.tree.leaves", "jax.tree_leaves", "jax.tree_util.tree_flatten",
      "jax.tree.flatten", "jax.tree_flatten", "jax.tree_util.tree_leaves_with_path", "jax.tree.leaves_with_path",
@@ -130,6 +132,8 @@ class ContainerEvidence:
                 return f"it iterates `{code}`, the entries of a dict"
             if qname in TREE_LEAVES:
                 return f"it iterates `{code}`, the leaves of a pytree"
+            if self._rows_of_array(expr):
+                return None  # `list(x)`, `jnp.unstack(x)`: one item per row of an array, a step along its axis
             if qname in CONTAINER_BUILDERS and expr.args:
                 inner = self.iterable(expr.args[0].value, depth + 1)
                 return inner or f"it iterates `{code}`, a Python container built for the loop"
@@ -321,6 +325,8 @@ class ContainerEvidence:
             shown = shorten(self.parsed.code(annotation), 40)  # type: ignore[arg-type]
             named = f", which names `{container}`" if container != shown else ""
             return f"`{name}` is annotated `{shown}`{named}, a Python container"
+        if self._array_rows(name):
+            return None  # `rows = list(x)`: a list of one array's rows, iterated a row per step
         values = self.local_values.get(name) or []
         if not values and name not in self._annotations:
             values = self._enclosing_values(name) or self._module_values(name)
@@ -361,6 +367,8 @@ class ContainerEvidence:
         `[f(xs[i]) for i in range(len(xs))]`): one item per step of a time axis. A list display, or
         a comprehension over a Python list (`[f(h) for h in hidden_dims]`, one item per layer),
         is not this evidence."""
+        if self._rows_of_array(value):
+            return True
         if not isinstance(value, cst.ListComp) or not self.facts.is_array(value.elt):
             return False
         source = value.for_in.iter
@@ -379,6 +387,41 @@ class ContainerEvidence:
             and count.value.attr.value == "shape"
             and self.facts.is_array(count.value.value)
         )
+
+    def list_of_rows(self, expr: cst.BaseExpression) -> str | None:
+        """The code of the Python list of an array's rows `expr` is (`list(x)`, `jnp.unstack(x)`,
+        or a name bound only to such a list), else None. `lax.scan` takes a list as a pytree, one
+        leaf per item, never as a sequence of rows, so no scan may step over it."""
+        if self._rows_of_array(expr):
+            return self.parsed.code(expr)
+        if isinstance(expr, cst.Name) and self._array_rows(expr.value):
+            values = self.local_values.get(expr.value) or []
+            shown = next((v for v in values if isinstance(v, cst.BaseExpression)), expr)
+            return self.parsed.code(shown)
+        return None
+
+    def _rows_of_array(self, value: cst.BaseExpression) -> bool:
+        """A call whose result is a Python list of one array's rows or pieces along an axis:
+        `list(x)` or `tuple(x)` of an array, `jnp.unstack(x)`, and `jnp.split(x, n)` into a count
+        of pieces that is not a literal of at most `FEW_PIECES` (`q, k, v`-style splits into a few
+        named parts, and splits at listed indices, stay containers). Stepping over it steps along
+        the array's axis, as `for r in x` does."""
+        if not (isinstance(value, cst.Call) and isinstance(value.func, (cst.Name, cst.Attribute)) and value.args):
+            return False
+        qname = self.parsed.qualified_name(value.func) or ""
+        first = value.args[0]
+        if first.keyword is not None or first.star:
+            return False
+        if qname in ("builtins.list", "builtins.tuple"):
+            return len(value.args) == 1 and self.facts.is_array(first.value)
+        if qname == "jax.numpy.unstack":
+            return True
+        if qname in ("jax.numpy.split", "jax.numpy.array_split") and len(value.args) >= 2:
+            pieces = value.args[1].value
+            if isinstance(pieces, (cst.List, cst.Tuple)):
+                return False  # split at listed indices: a few named parts
+            return not (isinstance(pieces, cst.Integer) and int(pieces.evaluated_value) <= FEW_PIECES)
+        return False
 
     def _starred(self, name: str) -> str | None:
         """`def f(*masks)` binds a tuple; `first, *rest = items` binds a list."""

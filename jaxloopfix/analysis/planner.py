@@ -149,6 +149,8 @@ class LoopPlanner:
             unsafe_reasons=list(iteration.unsafe_reasons),
         )
         early = iteration.refusal
+        if early is None:
+            early = self._list_of_rows_refusal(iteration)
         if early is None and not isinstance(loop.body, cst.IndentedBlock):
             early = "the loop body is on the `for` line; put it on its own lines to get a fix"
         if early is None and any(isinstance(n, cst.NamedExpr) for n in descendants(loop.iter)):
@@ -169,6 +171,19 @@ class LoopPlanner:
             loop_names=set(element_names) | ({iteration.index} if iteration.index else set()),
             body_assigned=assigned_names(body),
         )
+
+    def _list_of_rows_refusal(self, iteration: Iteration) -> str | None:
+        """A loop over a Python list of an array's rows (`rows = list(x)`, `jnp.split(x, n)`) steps
+        along the array, but `lax.scan` would take the list as a pytree (one leaf per item) and
+        slice every item instead: no fix over the list itself."""
+        for _, source in iteration.elements:
+            rows = self.evidence.list_of_rows(source)
+            if rows is not None:
+                return (
+                    f"it iterates a Python list of an array's rows or pieces (`{shorten(rows, 40)}`); `lax.scan` takes a "
+                    "list as a pytree and would slice each item, so scan over the array itself (`xs=x`)"
+                )
+        return None
 
     def _per_step_reads(self, b: _Build) -> None:
         """Per-step reads `x[t]` of loop-invariant arrays, and the elements iterated directly."""
@@ -490,6 +505,8 @@ class LoopPlanner:
         kind = self.kinds.of(iterable)
         if kind.name != CONTAINER or not (kind.items().python or kind.items().name == UNKNOWN):
             return None
+        if self.evidence.list_of_rows(iterable) is not None:
+            return None  # `rows = [x[t] * 2 for t in range(len(x))]`: one item per row of `x`
         shown = shorten(self.parsed.code(iterable), 40)
         if self._dimension_sizes(iterable):
             # As for `enumerate(x.shape)`: the counter picks a component per dimension (`coords[dim]`).
@@ -596,7 +613,9 @@ class LoopPlanner:
         """`for i, d in enumerate(dims): if d is not None:`: an item is tested for being `None`.
         A row of an array is never `None`, so the items are Python values (optional sizes,
         gradients some of which are absent): a Python container, not steps along an axis. So
-        does `if name in ext.keys():`: a traced row cannot be hashed or tested for truth."""
+        does `if name in ext.keys():`: a traced row cannot be hashed or tested for truth. And
+        `isinstance(d, int)`: a row of an array is always an array, so asking each item's type
+        is asked of a Python container of mixed values (ints and arrays, modules and functions)."""
         iterable = _unwrapped(loop.iter, ("enumerate", "reversed"))
         if self.kinds.of(iterable).name == ARRAY:
             return None  # proven an array: its rows are never `None`, so the test decides nothing
@@ -606,6 +625,11 @@ class LoopPlanner:
                 return (
                     f"it tests an item for `None` (`{shorten(self.parsed.code(node), 40)}`): a row of an array "
                     "is never `None`, so it iterates a Python container of optional values"
+                )
+            if isinstance(node, cst.Call) and _type_test_of(self.parsed, node, items):
+                return (
+                    f"it asks an item's type (`{shorten(self.parsed.code(node), 40)}`): a row of an array is "
+                    "always an array, so it iterates a Python container of mixed values"
                 )
             if isinstance(node, cst.Comparison) and _membership_of(node, items):
                 return (
@@ -1770,6 +1794,15 @@ def _item_names(loop: cst.For, iteration: Iteration | None) -> set[str]:
     if iteration is not None and iteration.index is not None:
         names = names - {iteration.index}
     return names if iteration is None or iteration.kind != "range" else set()
+
+
+def _type_test_of(parsed: ParsedModule, node: cst.Call, names: set[str]) -> bool:
+    """`isinstance(d, int)`: the builtin `isinstance` asked of one of `names`."""
+    return (
+        isinstance(node.func, cst.Name) and parsed.qualified_name(node.func) in ("builtins.isinstance", None)
+        and node.func.value == "isinstance" and bool(node.args)
+        and isinstance(node.args[0].value, cst.Name) and node.args[0].value.value in names
+    )
 
 
 def _membership_of(node: cst.Comparison, names: set[str]) -> bool:
