@@ -70,6 +70,50 @@ def test_parameter_default_is_the_count_unless_a_call_passes_another() -> None:
     assert _loops(source.format(extra=" + smooth(x, 12)")) == ["JLF002"]
 
 
+def test_a_count_every_call_passes_as_a_literal_is_the_count() -> None:
+    """`def smooth(x, order)` with no default: the literals the module's calls pass bound the
+    count; a call passing a name, or none of them passing it, leaves it unknown (reported)."""
+    source = """
+    import jax
+    import jax.numpy as jnp
+
+    def smooth(x, order):
+        for _ in range(order):
+            x = 0.5 * (x + jnp.roll(x, 1))
+        return x
+
+    @jax.jit
+    def run(x, n):
+        return smooth(x, 2){extra}
+    """
+    assert _loops(source.format(extra="")) == []
+    assert _loops(source.format(extra=" + smooth(x, order=3)")) == []
+    assert _loops(source.format(extra=" + smooth(x, 12)")) == ["JLF002"]
+    assert _loops(source.format(extra=" + smooth(x, n)")) == ["JLF002"]
+    assert _loops(source.format(extra=" + smooth(*[x, 2])")) == ["JLF002"]
+
+
+def test_a_range_from_a_non_negative_start_to_a_small_stop_is_a_few_steps() -> None:
+    """`range(i + 1, 3)` inside `range(3)`: at most 3 steps whatever `i` is; a stop of 30, or a
+    start that may be negative, gives no such bound."""
+    source = """
+    import jax
+    import jax.numpy as jnp
+
+    @jax.jit
+    def pairs(k, x, lo):
+        acc = jnp.zeros(x.shape)
+        for i in range({outer}):
+            for j in range({start}, {stop}):
+                acc = acc - jnp.sin(k[i] * k[j] * x) ** 2
+        return acc
+    """
+    assert _loops(source.format(outer=3, start="i + 1", stop=3)) == []
+    assert _loops(source.format(outer="2, 3", start="2 * i", stop=3)) == []
+    assert _loops(source.format(outer=3, start="i + 1", stop=30)) == ["JLF002"]
+    assert _loops(source.format(outer=3, start="i - 40", stop=3)) == ["JLF002"]
+    assert _loops(source.format(outer="-1, 3", start="i", stop=3)) == ["JLF002"]
+
 
 def test_a_config_objects_default_is_not_the_count() -> None:
     """`range(self.hparams.num_epochs)` with `num_epochs: int = 1` on a config class: a config

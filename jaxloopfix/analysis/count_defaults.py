@@ -93,24 +93,30 @@ def attribute_default(parsed: ParsedModule, function: cst.FunctionDef, expr: cst
 
 
 def parameter_default(parsed: ParsedModule, function: cst.FunctionDef, name: str) -> CountDefault | None:
-    """A parameter of `function` with an int default that the body never reassigns."""
+    """A parameter of `function` that the body never reassigns, with an int default, or without
+    a default but passed an int literal by every call in the module (`smooth(x, w, 3)`)."""
     params = parameters(function, stars=False)
     param = next((p for p in params if p.name.value == name), None)
-    if param is None or not isinstance(param.default, cst.Integer) or _reassigned(function, name):
+    if param is None or _reassigned(function, name):
         return None
     position = params.index(param)
     if method_and_class(parsed, function, directly=True) is not None and not _decorated(function, "staticmethod"):
         position -= 1  # called as `obj.method(...)`: `self` is bound
+    if param.default is None:
+        return _with_calls(parsed, function.name.value, name, position, None, f"`{name}` in `{function.name.value}`")
+    if not isinstance(param.default, cst.Integer):
+        return None
     default = int(param.default.evaluated_value)
     return _with_calls(parsed, function.name.value, name, position, default, f"`{name}={param.default.value}` in `{function.name.value}`")
 
 
 def _with_calls(
-    parsed: ParsedModule, callee: str, keyword: str, position: int | None, default: int, source: str
+    parsed: ParsedModule, callee: str, keyword: str, position: int | None, default: int | None, source: str
 ) -> CountDefault | None:
     """The default joined with what the module's calls of `callee` pass for it; None when a call
-    passes something that is not an int literal."""
-    values = [default]
+    passes something that is not an int literal. Without a default, the calls alone, when there
+    is at least one and each passes the count."""
+    values = [default] if default is not None else []
     for node in parsed.nodes:
         if not isinstance(node, cst.Call):
             continue
@@ -124,10 +130,16 @@ def _with_calls(
         passed = [a.value for a in node.args if a.keyword is not None and a.keyword.value == keyword]
         if position is not None and position >= 0 and len(positional) > position:
             passed.append(positional[position].value)
+        if default is None and not passed:
+            return None  # a call that passes it some other way (or not at all)
         for value in passed:
             if not isinstance(value, cst.Integer):
                 return None
             values.append(int(value.evaluated_value))
+    if not values:
+        return None
+    if default is None:
+        return CountDefault(max(values), f"{source}, passed {max(values)} by every call in this module")
     if max(values) != default:
         source += f", and {max(values)} where this module passes it"
     return CountDefault(max(values), source)

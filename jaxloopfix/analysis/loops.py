@@ -27,6 +27,9 @@ class TripCount:
     # For a "static" count with a known default (`micro_ticks: int = 2`): where the default is
     # declared (see count_defaults.py); `value` is then that default.
     default: str | None = None
+    # For a "bounded" count not chosen from literals: why `value` bounds it (a range from a
+    # non-negative start up to a literal stop runs at most `stop` steps).
+    bound: str | None = None
 
 
 @dataclass
@@ -259,6 +262,37 @@ class IterationAnalyzer:
             return TripCount("unknown")
         return TripCount("unknown")
 
+    def _non_negative(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
+        """A start that is never negative: a literal >= 0, `len(...)`, the index of an enclosing
+        `range` over non-negative values, and sums and products of these."""
+        if depth > 6:
+            return False
+        if isinstance(expr, cst.Integer):
+            return True
+        if isinstance(expr, cst.Call) and self.qname(expr.func) == "builtins.len":
+            return True
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Multiply)):
+            return self._non_negative(expr.left, depth + 1) and self._non_negative(expr.right, depth + 1)
+        if isinstance(expr, cst.Name):
+            for ancestor in self.parsed.ancestors(expr):
+                if ancestor is self.traced.node:
+                    return False
+                if isinstance(ancestor, cst.For) and isinstance(ancestor.target, cst.Name) \
+                        and ancestor.target.value == expr.value and ancestor.body is not None:
+                    return self._non_negative_range(ancestor.iter, depth)
+        return False
+
+    def _non_negative_range(self, iterable: cst.BaseExpression, depth: int) -> bool:
+        """`range(n)`, `range(a, b)` or `range(a, b, k)` with `a` never negative and `k` a positive literal."""
+        if not (isinstance(iterable, cst.Call) and self.qname(iterable.func) == "builtins.range" and iterable.args):
+            return False
+        args = [a.value for a in iterable.args if a.keyword is None and not a.star]
+        if len(args) != len(iterable.args):
+            return False
+        if len(args) == 3 and not (isinstance(args[2], cst.Integer) and int(args[2].evaluated_value) > 0):
+            return False
+        return len(args) == 1 or self._non_negative(args[0], depth + 1)
+
     def _literal_choices(self, expr: cst.BaseExpression, depth: int) -> list[int] | None:
         """The ints `expr` is one of, when each is a literal: a lookup in a dict literal (or a
         local name bound once to one) with `[key]` or `.get(key, default)` and int values, or a
@@ -409,6 +443,11 @@ class IterationAnalyzer:
                 trip = TripCount("static", count, default=_joined_defaults(*trips))
             else:
                 trip = TripCount("literal", count)
+        elif start is not None and step > 0 and trips[-1].kind in ("literal", "constant") and self._non_negative(start):
+            # `for j in range(i + 1, 3)` inside `for i in range(3)`: from a start that is never
+            # negative up to a known stop, at most `stop` steps, whatever the start is.
+            hi = max(trips[-1].value or 0, 0)
+            trip = TripCount("bounded", hi, bound=f"it starts at `{self.parsed.code(start)}`, never negative, and stops at {hi}")
         else:
             trip = TripCount(next((t.kind for t in trips if t.value is None), "unknown"))
         if step < 0:

@@ -702,7 +702,9 @@ class LoopPlanner:
                     f"its trip count is {trip.value} by default ({trip.default}), below min-trip-count "
                     f"({self.min_trip_count}): a small static unroll unless a caller passes a larger count"
                 )
-            count = f"at most {trip.value} (one of the literal ints it is looked up or chosen from)" if trip.kind == "bounded" else trip.value
+            count: int | str | None = trip.value
+            if trip.kind == "bounded":
+                count = f"at most {trip.value} ({trip.bound or 'one of the literal ints it is looked up or chosen from'})"
             return f"its trip count is {count}, below min-trip-count ({self.min_trip_count}): a small static unroll"
         return None
 
