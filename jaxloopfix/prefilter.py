@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 
+from jaxloopfix.newer_syntax import parse_ast
 from jaxloopfix.ast_walk import child_nodes, walk
 from jaxloopfix.diagnostics import Edit
 from jaxloopfix.rewrite.edits import line_starts, location_of
@@ -505,7 +506,7 @@ def _collected(text: str) -> _Collected:
 
 def _collect(text: str) -> _Collected:
     try:
-        tree = ast.parse(text)
+        tree = parse_ast(text)
     except SyntaxError as exc:
         message = f"SyntaxError: {exc.msg}"
         raise SyntaxProblem(message, exc.lineno, exc.offset) from None

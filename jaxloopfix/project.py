@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 
+from jaxloopfix.newer_syntax import parse_ast
 from jaxloopfix.analysis.cross_module import (
     BY_NAME,
     EVERY_BY_NAME,
@@ -326,7 +327,7 @@ class TraceFlow:
         if path not in self.trees:
             text = self.read(path)
             try:
-                self.trees[path] = ast.parse(text) if text is not None else None
+                self.trees[path] = parse_ast(text) if text is not None else None
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 self.trees[path] = None
         return self.trees[path]
@@ -448,7 +449,7 @@ def _methods_with_bases(name: str, classes: dict[str, ast.ClassDef]) -> set[str]
 def _imported_names(text: str, module: ModuleName) -> dict[str, str]:
     """name -> the absolute name a module-level `from ... import` binds it to in `text`."""
     try:
-        tree = ast.parse(text)
+        tree = parse_ast(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return {}
     found: dict[str, str] = {}

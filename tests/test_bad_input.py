@@ -104,3 +104,41 @@ def test_fix_with_jobs_never_writes_a_file_that_changed_meanwhile(tmp_path: Path
         assert f"{path.name}: cannot write" in result.stderr or "changed on disk" in result.stderr
     others = [p for p in (tmp_path / "src").glob("*.py") if p not in edited]
     assert sum("lax.scan" in p.read_text() for p in others) >= 20  # the rest was fixed in parallel
+
+
+NEWER_SYNTAX = '''from functools import partial
+import jax
+import jax.numpy as jnp
+
+type Rows = jax.Array
+
+
+class Box[T]:
+    def __init__(self, item: T):
+        self.item = item
+
+
+def label[T](d: dict[str, T]) -> str:
+    return f"{d["name"]}: {d["value"]:>{8}}"
+
+
+@jax.jit
+def recur(xs: Rows, h):
+    for t in range(xs.shape[0]):
+        h = jnp.tanh(h + xs[t])
+    return h
+'''
+
+
+def test_python_312_syntax_is_checked_not_rejected(tmp_path: Path) -> None:
+    """Type parameters, `type` aliases and f-strings that reuse their quotes (3.12) are read on
+    3.11 too: the traced loop in the same file is reported, and a fix keeps the 3.12 text."""
+    path = tmp_path / "newer.py"
+    path.write_text(NEWER_SYNTAX)
+    result = _run(str(path))
+    found = json.loads(result.output)
+    assert [d["code"] for d in found] == ["JLF002"], result.output
+    fixed = CliRunner().invoke(main, ["check", "--no-cache", "--fix", "--unsafe-fixes", str(path)])
+    assert fixed.exit_code in (0, 1), fixed.output
+    text = path.read_text()
+    assert "lax.scan" in text and 'f"{d["name"]}' in text and "class Box[T]:" in text

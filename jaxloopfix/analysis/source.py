@@ -33,6 +33,7 @@ from libcst.metadata import (
 from jaxloopfix.analysis.public_names import as_public, with_public
 from jaxloopfix.analysis.lazy_scopes import LazyScopes, binding_globals, eager_only, may_bind_globals
 from jaxloopfix.analysis.walk import DocumentOrder, indexed, install_fast_visit, install_identity_hash, preorder, walk
+from jaxloopfix.newer_syntax import parse_ast
 from jaxloopfix.text_memo import TextMemo
 
 install_fast_visit()
@@ -81,7 +82,7 @@ class _Syntax:
     def ast_tree(self) -> ast.Module | None:
         """The stdlib parser's tree of the same text (the pre-filter's, when it parsed this text)."""
         try:
-            return ast.parse(self.text)
+            return parse_ast(self.text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
 

@@ -57,7 +57,6 @@ TRACING_TRANSFORMS: frozenset[str] = frozenset(
         "jax.remat",
         "jax.ad_checkpoint.checkpoint",
         "jax.ad_checkpoint.remat",
-        "jax.named_call",
         "equinox.filter_jit",
         "equinox.filter_grad",
         "equinox.filter_value_and_grad",
@@ -95,6 +94,9 @@ TRACING_TRANSFORMS: frozenset[str] = frozenset(
         "objax.Function",
     }
 )
+# Wrappers that name a function without tracing it (`jax.named_call` opens a name scope; called
+# outside a trace the function runs eagerly): a transform around one traces what it wraps.
+NAMING_WRAPPERS: frozenset[str] = frozenset({"jax.named_call"})
 # Equinox's transforms that trace only the array leaves of their arguments (the rest is static).
 FILTER_TRANSFORMS: frozenset[str] = frozenset(
     {"equinox.filter_jit", "equinox.filter_grad", "equinox.filter_value_and_grad", "equinox.filter_vmap",
@@ -548,6 +550,9 @@ class TracedFinder:
             for value in in_axes:
                 transform.passed |= _unmapped(self._constant(value))
         target = positional[0].value
+        while isinstance(target, cst.Call) and self._qname_in(target.func, NAMING_WRAPPERS) and target.args \
+                and target.args[0].keyword is None and not target.args[0].star:
+            target = target.args[0].value  # `jax.jit(jax.named_call(f, name="step"))`: `f` is what `jit` traces
         if isinstance(target, cst.Call) and self._qname_in(target.func, PARTIAL) and target.args:
             # `jax.jit(partial(f, n=3))`, `jax.vmap(partial(f, w))`: bound arguments are Python values.
             first = target.args[0]

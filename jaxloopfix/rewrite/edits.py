@@ -7,10 +7,10 @@ other byte (line endings, tabs, comments) is untouched by construction.
 
 from __future__ import annotations
 
-import ast
 import difflib
 from collections.abc import Callable, Iterable, Sequence
 
+from jaxloopfix.newer_syntax import parse_ast
 from jaxloopfix.diagnostics import Applicability, Edit, Fix, Location
 
 
@@ -80,7 +80,7 @@ def fix_from_rewrite(
     own parser says so (libcst's takes ten times as long on a large module)."""
     try:
         new_text = render()
-        ast.parse(new_text)
+        parse_ast(new_text)
     except Exception as exc:
         return None, f"the rewrite could not be rendered ({type(exc).__name__}: {exc})"
     edits = diff_edits(old_text, new_text)
