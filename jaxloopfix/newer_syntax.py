@@ -12,25 +12,30 @@ call the analysis looks for, and libcst's own tree, which the analysis reads, ke
 from __future__ import annotations
 
 import ast
+from functools import cache
 
-import libcst as cst
 
+@cache
+def _lowering():
+    """The libcst transformer from 3.12 syntax to its 3.11 equivalent for `ast`, line for line
+    (built on first use: a warm run answered from the cache never imports libcst)."""
+    import libcst as cst
 
-class _Lower(cst.CSTTransformer):
-    """3.12 syntax to its 3.11 equivalent for `ast`, line for line."""
+    class Lower(cst.CSTTransformer):
+        def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
+            return updated.with_changes(type_parameters=None) if updated.type_parameters is not None else updated
 
-    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
-        return updated.with_changes(type_parameters=None) if updated.type_parameters is not None else updated
+        def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
+            return updated.with_changes(type_parameters=None) if updated.type_parameters is not None else updated
 
-    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
-        return updated.with_changes(type_parameters=None) if updated.type_parameters is not None else updated
+        def leave_TypeAlias(self, original: cst.TypeAlias, updated: cst.TypeAlias) -> cst.Assign:
+            return cst.Assign(targets=[cst.AssignTarget(updated.name)], value=updated.value, semicolon=updated.semicolon)
 
-    def leave_TypeAlias(self, original: cst.TypeAlias, updated: cst.TypeAlias) -> cst.Assign:
-        return cst.Assign(targets=[cst.AssignTarget(updated.name)], value=updated.value, semicolon=updated.semicolon)
+        def leave_FormattedString(self, original: cst.FormattedString, updated: cst.FormattedString) -> cst.SimpleString:
+            lines = cst.Module([]).code_for_node(original).count("\n")
+            return cst.SimpleString('"""' + "\n" * lines + '"""' if lines else '""')
 
-    def leave_FormattedString(self, original: cst.FormattedString, updated: cst.FormattedString) -> cst.SimpleString:
-        lines = cst.Module([]).code_for_node(original).count("\n")
-        return cst.SimpleString('"""' + "\n" * lines + '"""' if lines else '""')
+    return cst.parse_module, Lower
 
 
 def parse_ast(text: str) -> ast.Module:
@@ -39,8 +44,9 @@ def parse_ast(text: str) -> ast.Module:
     try:
         return ast.parse(text)
     except SyntaxError:
+        parse, lower = _lowering()
         try:
-            lowered = cst.parse_module(text).visit(_Lower()).code
+            lowered = parse(text).visit(lower()).code
         except Exception:  # libcst cannot read it either: the stdlib's error is the one to show
             lowered = None
         if lowered is None:
