@@ -33,6 +33,7 @@ from jaxloopfix.analysis.cross_module import (
 )
 from jaxloopfix.analysis.declared_types_ast import dotted, import_bindings, module_declaration, module_function
 from jaxloopfix.config import Settings
+from jaxloopfix.root_package import declared_root_package
 
 # An indented `def NAME(`: a method or a nested function (`TraceFlow._only_method`).
 INDENTED_DEF = re.compile(r"^[ \t]+(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(", re.M)
@@ -140,6 +141,24 @@ WRAPPED_METHOD = re.compile(
 NAMESPACE_DEPTH = 3
 
 
+def _root_package_names(absolute: str, project: Path | None, declared: dict[Path, str | None]) -> list[str]:
+    """The name a module has inside a project whose root is the package (`root_package`):
+    `ROOT/utils/maps.py` is `pkg.utils.maps` when the metadata maps `pkg` to the root."""
+    if project is None:
+        return []
+    if project not in declared:
+        declared[project] = declared_root_package(project)
+    package = declared[project]
+    if package is None:
+        return []
+    relative = Path(absolute).relative_to(project).with_suffix("").parts
+    if relative and relative[-1] == "__init__":
+        relative = relative[:-1]
+    if not all(part.isidentifier() for part in relative):
+        return []
+    return [".".join([package, *relative])]
+
+
 def namespace_names(found: ModuleName, project: Path | None) -> list[str]:
     """Further names a module is importable as through namespace packages (PEP 420): a
     directory without `__init__.py` is a package too when its parent is on the path, so
@@ -179,6 +198,7 @@ class ModuleIndex:
         index = cls(class_flow=class_flow)
         packages: dict[str, tuple[tuple[str, ...], Path]] = {}
         roots: dict[str, Path | None] = {}
+        declared: dict[Path, str | None] = {}
         for path in files:
             absolute = os.path.abspath(path)  # once: each use below would make it again
             if path.suffix == ".ipynb":
@@ -190,7 +210,7 @@ class ModuleIndex:
                 index.names[path] = found
                 index.by_name.setdefault(found.name, []).append(path)
                 root = project_root(absolute, roots)
-                for name in namespace_names(found, root):
+                for name in [*namespace_names(found, root), *_root_package_names(absolute, root, declared)]:
                     index.by_name.setdefault(name, []).append(path)
                 index.shown[path] = _shown(absolute, root or found.root)
         return index

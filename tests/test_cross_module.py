@@ -114,6 +114,45 @@ def test_scripts_next_to_each_other_import_without_a_package(tmp_path: Path) -> 
     assert found == {"helpers.py": [("JLF001", "wrapped by `jax.jit(encode)` on line 4 of main.py")]}
 
 
+@pytest.mark.parametrize(
+    ("metadata", "text"),
+    [
+        ("setup.cfg", "[metadata]\nname = other-name\n\n[options]\npackage_dir =\n  imaging = .\n"),
+        ("setup.cfg", "[metadata]\nname = imaging\n"),
+        ("pyproject.toml", '[project]\nname = "imaging"\n\n[tool.setuptools.package-dir]\nimaging = "."\n'),
+        ("pyproject.toml", '[project]\nname = "imaging"\n'),
+        ("setup.py", 'from setuptools import setup\nsetup(name="x", package_dir={"imaging": "."})\n'),
+    ],
+)
+def test_a_root_that_is_the_package_is_imported_by_its_declared_name(tmp_path: Path, metadata: str, text: str) -> None:
+    """The repository root is the package (`__init__.py` beside the modules) and its metadata
+    names it: `from imaging import maps` and `from imaging.ops import warp` resolve to the root's
+    files, whatever the checkout's directory is called."""
+    root = tmp_path / "0f3a-checkout"
+    _tree(root, {
+        metadata: text,
+        "__init__.py": "",
+        "maps.py": _helper(),
+        "ops/__init__.py": "",
+        "ops/warp.py": _helper("warp"),
+        "pipeline.py": "import jax\nfrom imaging import maps\nfrom imaging.ops.warp import warp\n\n"
+                       "@jax.jit\ndef run(h, xs):\n    return maps.encode(h, xs) + warp(h, xs)\n",
+    })
+    found = _found(root)
+    assert sorted(found) == ["maps.py", "ops/warp.py"], found
+
+
+def test_a_root_package_without_metadata_is_not_guessed(tmp_path: Path) -> None:
+    root = tmp_path / "checkout"
+    _tree(root, {
+        "pyproject.toml": "[tool.ruff]\nline-length = 100\n",
+        "__init__.py": "",
+        "maps.py": _helper(),
+        "pipeline.py": "import jax\nfrom imaging import maps\n\nrun = jax.jit(maps.encode)\n",
+    })
+    assert _found(root) == {}
+
+
 @pytest.mark.parametrize("marker", [True, False])
 def test_namespace_packages_without_init_files(tmp_path: Path, marker: bool) -> None:
     """`from src.models.layers import encode` where neither `src/` nor `src/models/` has an
