@@ -46,7 +46,9 @@ SOURCE = textwrap.dedent(
             names.append(f"row{i}")
             total = total + jnp.sum(x[i] * w)
         keys = [s * 2 for s in SIZES]
-        return total, names, offsets, keys, rest
+        widths = [2 * n + 1] * x.ndim
+        both = offsets + [n]
+        return total, names, offsets, keys, rest, widths, both
     """
 )
 
@@ -73,6 +75,8 @@ def kinds() -> ValueKinds:
         ("w", "array", False),
         ("total", "array", False),  # a Python float that becomes an array
         ("keys", "container", True),  # a comprehension over a module constant
+        ("widths", "container", True),  # a list of Python ints repeated a Python number of times
+        ("both", "container", True),  # two lists of Python ints concatenated
     ],
 )
 def test_kinds_of_names(kinds: ValueKinds, name: str, kind: str, python: bool) -> None:
@@ -664,3 +668,31 @@ def test_text_combined_with_anything_is_text() -> None:
     kinds = ValueKinds(parsed, traced)
     assert (kinds.of_name("name").name, kinds.of_name("name").text) == ("static", True)
     assert kinds.of_name("total").name == "unknown"
+
+
+def test_filter_jit_keeps_a_parameter_declared_int_static() -> None:
+    """`eqx.filter_jit` traces array leaves only: `nrings: int` is the Python int passed, so
+    `range(2, nrings)` runs (no JLF003) and unrolls (reported); an undeclared one stays traced."""
+    eqx = pytest.importorskip("equinox")
+    jnp = pytest.importorskip("jax.numpy")
+    source = textwrap.dedent(
+        """
+        import equinox as eqx
+        import jax.numpy as jnp
+
+        @eqx.filter_jit
+        def rings(nrings: int, r):
+            out = []
+            for i in range(2, nrings):
+                out.append(jnp.sin(r * i))
+            return jnp.stack(out)
+        """
+    )
+    namespace: dict = {}
+    exec(compile(source, "rings.py", "exec"), namespace)
+    assert namespace["rings"](6, jnp.ones(2)).shape == (4, 2)  # runs: the bound is a Python int
+    assert eqx is not None
+    codes = [d.code for d in lint_text(source, "rings.py", Settings())]
+    assert codes == ["JLF001"], codes
+    undeclared = source.replace("nrings: int", "nrings")
+    assert [d.code for d in lint_text(undeclared, "rings.py", Settings())] == ["JLF003"]

@@ -1092,6 +1092,8 @@ class TracedFinder:
         for num in transform.static_nums:
             if -len(params) <= num < len(params):
                 static.add(params[num])
+        if transform.name in FILTER_TRANSFORMS:
+            static |= _python_scalar_parameters(func)
         passed = frozenset(params[n] for n in transform.passed if -len(params) <= n < len(params)) - static
         self.traced[func] = TracedFunction(
             func, reason, static, transformed=True, filtered=transform.name in FILTER_TRANSFORMS, passed_through=passed
@@ -2188,6 +2190,20 @@ FUNCTION_KEYWORDS: frozenset[str] = frozenset({"fun", "f", "fn", "func"})
 
 # `_Framework.entries` of a class whose base's traced methods call methods on `self`: the
 # names that follow, comma-separated, run traced in a subclass that overrides them.
+# Annotations of Python scalars: under `eqx.filter_jit` (which traces array leaves only) a
+# parameter declared one is the Python value the caller passes, static.
+PYTHON_SCALARS = frozenset({"int", "float", "bool", "str"})
+
+
+def _python_scalar_parameters(func: cst.FunctionDef) -> set[str]:
+    """Parameters annotated `int`, `float`, `bool` or `str` (alone, not in a union)."""
+    return {
+        p.name.value for p in parameters(func)
+        if p.annotation is not None and isinstance(p.annotation.annotation, cst.Name)
+        and p.annotation.annotation.value in PYTHON_SCALARS
+    }
+
+
 def is_generator(func: cst.FunctionDef) -> bool:
     """A function whose own body yields: calling it returns a generator, so it is never a
     framework's entry (a transform or `apply` cannot return one); its body runs where the

@@ -112,6 +112,12 @@ def combine(a: Kind, b: Kind, operator: cst.BaseBinaryOp | None = None) -> Kind:
     or formatted with `%`, is text: an array added to text raises, so no array comes of it."""
     if isinstance(operator, cst.Add) and (a.text or b.text) or isinstance(operator, cst.Modulo) and a.text:
         return Kind(STATIC, why=a.why if a.text else b.why, text=True)
+    if isinstance(operator, cst.Multiply) and {a.name, b.name} == {CONTAINER, STATIC} and not (a.text or b.text):
+        # `[2 * k + 1] * x.ndim`: a Python list repeated a Python number of times, same items.
+        container = a if a.name == CONTAINER else b
+        return Kind(CONTAINER, container.item, container.why)
+    if isinstance(operator, cst.Add) and a.name == b.name == CONTAINER:
+        return Kind(CONTAINER, join(a.item, b.item) or UNKNOWN_KIND, a.why or b.why)  # `hidden + [out]`
     if ARRAY in (a.name, b.name):
         return Kind(ARRAY, why=a.why if a.name == ARRAY else b.why)
     if a.python and b.python:
