@@ -743,6 +743,15 @@ def _reach(
         own = found.own(func)  # nested functions are reached too, each with its own part
         possible = possible or own.loops
         work.extend(own.nested)
+        called_parameters = own.callees & _parameter_names(func)
+        if called_parameters:
+            # `def step(x, force): return force(x)` reached: whatever function a caller passes
+            # for `force` runs traced, so function values, and the calls handing them on, are kept.
+            handed = [c for c in walk(func) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)
+                      and c.func.id in called_parameters]
+            if not aliased:
+                work.extend(found.function_values)
+            aliased.extend(handed)
         for name in own.callees:
             if name in classes:
                 work.extend(_constructors(name, classes))  # `Kernel(...)`: its `__init__` runs traced
@@ -758,6 +767,13 @@ def _reach(
             return possible, None, True  # `global model` in a function: a binding the alias may name
         anchors.extend(_parameter_callers(found, aliased))
     return possible, [*reached.values(), *anchors], bool(aliased)
+
+
+def _parameter_names(func: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    args = func.args
+    names = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
+    names |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
+    return names - {"self", "cls"}
 
 
 def _constructors(name: str, classes: dict[str, list[ast.ClassDef]]) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
