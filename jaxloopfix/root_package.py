@@ -28,15 +28,15 @@ def declared_root_package(root: Path) -> str | None:
     for read in (_from_setup_cfg, _from_pyproject, _from_setup_py):
         try:
             found = read(root)
-        except (OSError, ValueError, configparser.Error, tomllib.TOMLDecodeError):
-            found = None
+        except Exception:  # metadata of any shape (a table that is a string, a name that is a number)
+            found = None  # names nothing: the layout alone decides, as without metadata
         if found:
             return found
     return None
 
 
-def _identifier(name: str | None) -> str | None:
-    if not name:
+def _identifier(name: object) -> str | None:
+    if not isinstance(name, str) or not name:
         return None
     name = name.strip().replace("-", "_")
     return name if name.isidentifier() else None
@@ -61,7 +61,9 @@ def _from_pyproject(root: Path) -> str | None:
     if not path.is_file():
         return None
     data = tomllib.loads(path.read_text(encoding="utf-8", errors="replace"))
-    mapping = data.get("tool", {}).get("setuptools", {}).get("package-dir", {})
+    tool = data.get("tool")
+    setuptools = tool.get("setuptools") if isinstance(tool, dict) else None
+    mapping = setuptools.get("package-dir") if isinstance(setuptools, dict) else None
     for name, target in mapping.items() if isinstance(mapping, dict) else ():
         if isinstance(target, str) and target.strip() in (".", "./", "") and _identifier(name):
             return _identifier(name)

@@ -142,3 +142,21 @@ def test_python_312_syntax_is_checked_not_rejected(tmp_path: Path) -> None:
     assert fixed.exit_code in (0, 1), fixed.output
     text = path.read_text()
     assert "lax.scan" in text and 'f"{d["name"]}' in text and "class Box[T]:" in text
+
+
+def test_calls_inside_312_f_strings_count_for_the_pre_filter() -> None:
+    """A 3.12 f-string (nested, in an implicit concatenation, with a nested format spec) that calls
+    `jax.jit(step)(x)`: the pre-filter sees the call as the full analysis does."""
+    from jaxloopfix.config import Settings
+    from jaxloopfix.engine import lint_text
+    from jaxloopfix.newer_syntax import parse_ast
+
+    text = (
+        "import jax\nimport jax.numpy as jnp\n\n\ndef step(x):\n    h = x[0]\n    for t in range(x.shape[0]):\n"
+        "        h = jnp.tanh(h + x[t])\n    return h\n\n\ndef show(d, x):\n"
+        '    return "run: " f"{d["k"]} {f"{jax.jit(step)(x):>{d["w"]}}"}"\n'
+    )
+    assert parse_ast(text).body[-1].lineno == 12  # lines kept
+    fast = lint_text(text, "m.py", Settings())
+    assert [d.code for d in fast] == ["JLF002"]
+    assert fast == lint_text(text, "m.py", Settings(), prefilter=False)

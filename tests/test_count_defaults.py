@@ -91,6 +91,10 @@ def test_a_count_every_call_passes_as_a_literal_is_the_count() -> None:
     assert _loops(source.format(extra=" + smooth(x, 12)")) == ["JLF002"]
     assert _loops(source.format(extra=" + smooth(x, n)")) == ["JLF002"]
     assert _loops(source.format(extra=" + smooth(*[x, 2])")) == ["JLF002"]
+    # Called where the module's text does not show the count: through `partial`, or an alias.
+    assert _loops(source.format(extra="\n\n    long = jax.jit(partial(smooth, order=200))").replace(
+        "import jax\n", "import jax\n    from functools import partial\n")) == ["JLF002"]
+    assert _loops(source.format(extra="\n\n    g = smooth")) == ["JLF002"]
 
 
 def test_a_range_from_a_non_negative_start_to_a_small_stop_is_a_few_steps() -> None:
@@ -113,6 +117,8 @@ def test_a_range_from_a_non_negative_start_to_a_small_stop_is_a_few_steps() -> N
     assert _loops(source.format(outer=3, start="i + 1", stop=30)) == ["JLF002"]
     assert _loops(source.format(outer=3, start="i - 40", stop=3)) == ["JLF002"]
     assert _loops(source.format(outer="-1, 3", start="i", stop=3)) == ["JLF002"]
+    rebound = source.replace("        for j in", "        i -= 40\n        for j in")
+    assert _loops(rebound.format(outer=3, start="i", stop=3)) == ["JLF002"]  # `i` is no longer the range's value
 
 
 def test_a_config_objects_default_is_not_the_count() -> None:

@@ -142,6 +142,16 @@ def test_a_root_that_is_the_package_is_imported_by_its_declared_name(tmp_path: P
     assert sorted(found) == ["maps.py", "ops/warp.py"], found
 
 
+@pytest.mark.parametrize(
+    "text", ['tool = "x"\n', "[tool]\nsetuptools = 3\n", "[project]\nname = 5\n", "[tool.setuptools]\npackage-dir = [1]\n"]
+)
+def test_metadata_of_odd_shapes_names_no_package_and_never_crashes(tmp_path: Path, text: str) -> None:
+    root = tmp_path / "checkout"
+    _tree(root, {"pyproject.toml": text, "__init__.py": "", "maps.py": _helper(),
+                 "pipeline.py": "import jax\nfrom imaging import maps\n\nrun = jax.jit(maps.encode)\n"})
+    assert _found(root) == {}
+
+
 def test_a_root_package_without_metadata_is_not_guessed(tmp_path: Path) -> None:
     root = tmp_path / "checkout"
     _tree(root, {

@@ -696,3 +696,25 @@ def test_filter_jit_keeps_a_parameter_declared_int_static() -> None:
     assert codes == ["JLF001"], codes
     undeclared = source.replace("nrings: int", "nrings")
     assert [d.code for d in lint_text(undeclared, "rings.py", Settings())] == ["JLF003"]
+
+
+def test_an_item_asked_its_python_type_is_a_python_value() -> None:
+    """`isinstance(d, int)` on each item: no row of an array is an int, so the items are Python
+    values (clean); asked `isinstance(d, jax.Array)` the test decides nothing (still reported)."""
+    source = textwrap.dedent(
+        """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def f(xs):
+            total = 0.0
+            for x in xs:
+                if isinstance(x, {types}):
+                    total = total + jnp.sum(x)
+                total = total * 0.9 + jnp.mean(x)
+            return total
+        """
+    )
+    assert [d.code for d in lint_text(source.format(types="(int, float)"), "m.py", Settings())] == []
+    assert [d.code for d in lint_text(source.format(types="jax.Array"), "m.py", Settings())] == ["JLF002"]

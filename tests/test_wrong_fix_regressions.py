@@ -304,6 +304,26 @@ NO_FIX = {
         "    for r in rows:\n        h = jnp.tanh(0.5 * h + r)\n    return h\n",
         "a Python list of an array's rows", "f", lambda: (jnp.arange(12.0).reshape(4, 3) / 10,),
     ),
+    "rows_of_a_list_indexed_per_step": (
+        H + "@jax.jit\ndef f(x, w):\n    h = jnp.zeros(x.shape[1:])\n    rows = list(x)\n    for t in range(len(rows)):\n"
+        "        h = jnp.tanh(h * w + jnp.asarray(rows[t]))\n    return h\n",
+        "a Python list of an array's rows", "f", lambda: (jnp.arange(12.0).reshape(4, 3) / 10, 0.5),
+    ),
+    "unstacked_rows_indexed_per_step": (
+        H + "@jax.jit\ndef f(x):\n    h = jnp.zeros(x.shape[1:])\n    rows = jnp.unstack(x)\n    for t in range(x.shape[0]):\n"
+        "        h = jnp.tanh(0.5 * h + rows[t])\n    return h\n",
+        "a Python list of an array's rows", "f", lambda: (jnp.arange(12.0).reshape(4, 3) / 10,),
+    ),
+    "slice_of_rows_as_a_list": (
+        H + "@jax.jit\ndef f(x):\n    h = jnp.zeros(x.shape[1:])\n    for r in list(x)[1:]:\n"
+        "        h = jnp.tanh(0.5 * h + r)\n    return h\n",
+        "a Python list of an array's rows", "f", lambda: (jnp.arange(12.0).reshape(4, 3) / 10,),
+    ),
+    "rows_list_under_another_name": (
+        H + "@jax.jit\ndef f(x):\n    h = jnp.zeros(x.shape[1:])\n    rows = list(x)\n    again = rows\n"
+        "    for r in again[::-1]:\n        h = jnp.tanh(0.5 * h + r)\n    return h\n",
+        "a Python list of an array's rows", "f", lambda: (jnp.arange(12.0).reshape(4, 3) / 10,),
+    ),
     "chunks_of_a_split": (
         H + "from functools import partial\n\n@partial(jax.jit, static_argnums=1)\ndef f(x, n):\n    total = jnp.zeros(())\n"
         "    for c in jnp.split(x, n):\n        total = total + jnp.sum(c ** 2)\n    return total\n",

@@ -388,23 +388,30 @@ class ContainerEvidence:
             and self.facts.is_array(count.value.value)
         )
 
-    def list_of_rows(self, expr: cst.BaseExpression) -> str | None:
+    def list_of_rows(self, expr: cst.BaseExpression, depth: int = 0) -> str | None:
         """The code of the Python list of an array's rows `expr` is (`list(x)`, `jnp.unstack(x)`,
         or a name bound only to such a list), else None. `lax.scan` takes a list as a pytree, one
         leaf per item, never as a sequence of rows, so no scan may step over it."""
         if self._rows_of_array(expr):
             return self.parsed.code(expr)
-        if isinstance(expr, cst.Name) and self._array_rows(expr.value):
-            values = self.local_values.get(expr.value) or []
+        if not isinstance(expr, cst.Name):
+            return None
+        values = self.local_values.get(expr.value) or []
+        if self._starred(expr.value) is not None:
+            return None  # `key, *keys = jax.random.split(key, n)`: the fix stacks the rows it reads
+        if self._array_rows(expr.value):
             shown = next((v for v in values if isinstance(v, cst.BaseExpression)), expr)
             return self.parsed.code(shown)
+        if len(values) == 1 and isinstance(values[0], cst.Name) and values[0].value != expr.value and depth < 4:
+            return self.list_of_rows(values[0], depth + 1)  # `rows2 = rows`: the same list
         return None
 
     def _rows_of_array(self, value: cst.BaseExpression) -> bool:
         """A call whose result is a Python list of one array's rows or pieces along an axis:
-        `list(x)` or `tuple(x)` of an array, `jnp.unstack(x)`, and `jnp.split(x, n)` into a count
-        of pieces that is not a literal of at most `FEW_PIECES` (`q, k, v`-style splits into a few
-        named parts, and splits at listed indices, stay containers). Stepping over it steps along
+        `list(x)` or `tuple(x)` of an array, `jnp.unstack(x)`, and `jnp.split(x, n)` along the
+        first axis into a count of pieces that is not a literal of at most `FEW_PIECES` (`q, k,
+        v`-style splits into a few named parts, splits at listed indices, and splits along another
+        axis, such as heads along the features, stay containers). Stepping over it steps along
         the array's axis, as `for r in x` does."""
         if not (isinstance(value, cst.Call) and isinstance(value.func, (cst.Name, cst.Attribute)) and value.args):
             return False
@@ -417,6 +424,10 @@ class ContainerEvidence:
         if qname == "jax.numpy.unstack":
             return True
         if qname in ("jax.numpy.split", "jax.numpy.array_split") and len(value.args) >= 2:
+            axis = value.args[2].value if len(value.args) > 2 and value.args[2].keyword is None else next(
+                (a.value for a in value.args if a.keyword is not None and a.keyword.value == "axis"), None)
+            if axis is not None and not (isinstance(axis, cst.Integer) and int(axis.evaluated_value) == 0):
+                return False  # pieces along another axis (heads, features): parts of each row, not rows
             pieces = value.args[1].value
             if isinstance(pieces, (cst.List, cst.Tuple)):
                 return False  # split at listed indices: a few named parts

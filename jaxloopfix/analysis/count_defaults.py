@@ -103,11 +103,32 @@ def parameter_default(parsed: ParsedModule, function: cst.FunctionDef, name: str
     if method_and_class(parsed, function, directly=True) is not None and not _decorated(function, "staticmethod"):
         position -= 1  # called as `obj.method(...)`: `self` is bound
     if param.default is None:
+        if _used_as_value(parsed, function.name.value):
+            return None  # `partial(f, n=200)`, `g = f`, `jax.jit(f)`: calls this module's text does not show
         return _with_calls(parsed, function.name.value, name, position, None, f"`{name}` in `{function.name.value}`")
     if not isinstance(param.default, cst.Integer):
         return None
     default = int(param.default.evaluated_value)
     return _with_calls(parsed, function.name.value, name, position, default, f"`{name}={param.default.value}` in `{function.name.value}`")
+
+
+def _used_as_value(parsed: ParsedModule, callee: str) -> bool:
+    """Whether the function's name is read other than as the callee of a call (passed,
+    aliased, wrapped, partially applied), or bound more than once."""
+    for node in parsed.nodes:
+        if isinstance(node, cst.Name) and node.value == callee:
+            parent = parsed.parent(node)
+            if isinstance(parent, cst.Call) and parent.func is node:
+                continue
+            if isinstance(parent, cst.Attribute) and parent.attr is node:
+                grand = parsed.parent(parent)
+                if isinstance(grand, cst.Call) and grand.func is parent:
+                    continue  # `self.smooth(...)`: a call
+                return True
+            if isinstance(parent, (cst.FunctionDef, cst.ImportAlias)):
+                continue
+            return True
+    return False
 
 
 def _with_calls(

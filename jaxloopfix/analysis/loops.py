@@ -274,6 +274,8 @@ class IterationAnalyzer:
         if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Multiply)):
             return self._non_negative(expr.left, depth + 1) and self._non_negative(expr.right, depth + 1)
         if isinstance(expr, cst.Name):
+            if self._stores(expr.value) != 1:
+                return False  # `i -= k`, `i = i - 30`, another `for i in ...`: not the range's values alone
             for ancestor in self.parsed.ancestors(expr):
                 if ancestor is self.traced.node:
                     return False
@@ -281,6 +283,18 @@ class IterationAnalyzer:
                         and ancestor.target.value == expr.value and ancestor.body is not None:
                     return self._non_negative_range(ancestor.iter, depth)
         return False
+
+    def _stores(self, name: str) -> int:
+        """How many places in the traced function (nested functions included) bind `name`."""
+        count = 0
+        for node in descendants(self.traced.node.body):
+            if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr, cst.CompFor)):
+                targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+                found = {id(n): n for t in targets for n in (t, *descendants(t))}  # `descendants` may yield `t` itself
+                count += sum(1 for n in found.values() if isinstance(n, cst.Name) and n.value == name)
+            elif isinstance(node, (cst.Global, cst.Nonlocal)) and any(n.name.value == name for n in node.names):
+                count += 2  # rebound from another scope: not proven
+        return count
 
     def _non_negative_range(self, iterable: cst.BaseExpression, depth: int) -> bool:
         """`range(n)`, `range(a, b)` or `range(a, b, k)` with `a` never negative and `k` a positive literal."""

@@ -150,7 +150,7 @@ class LoopPlanner:
         )
         early = iteration.refusal
         if early is None:
-            early = self._list_of_rows_refusal(iteration)
+            early = self._list_of_rows_refusal(loop, iteration)
         if early is None and not isinstance(loop.body, cst.IndentedBlock):
             early = "the loop body is on the `for` line; put it on its own lines to get a fix"
         if early is None and any(isinstance(n, cst.NamedExpr) for n in descendants(loop.iter)):
@@ -172,15 +172,25 @@ class LoopPlanner:
             body_assigned=assigned_names(body),
         )
 
-    def _list_of_rows_refusal(self, iteration: Iteration) -> str | None:
-        """A loop over a Python list of an array's rows (`rows = list(x)`, `jnp.split(x, n)`) steps
-        along the array, but `lax.scan` would take the list as a pytree (one leaf per item) and
-        slice every item instead: no fix over the list itself."""
-        for _, source in iteration.elements:
-            rows = self.evidence.list_of_rows(source)
+    def _list_of_rows_refusal(self, loop: cst.For, iteration: Iteration) -> str | None:
+        """A loop over a Python list of an array's rows (`rows = list(x)`, `jnp.split(x, n)`), a
+        slice of one (`list(x)[1:]`, `rows[::-1]`), or one that indexes such a list per step
+        (`rows[t]`), steps along the array; but `lax.scan` would take the list as a pytree (one
+        leaf per item) and slice every item instead: no fix, even an unsafe one."""
+        candidates: list[cst.BaseExpression] = [source for _, source in iteration.elements]
+        candidates += [n for n in (loop.iter, *descendants(loop.iter)) if isinstance(n, (cst.Name, cst.Call))]
+        candidates += [n.value for n in _own_descendants(loop.body) if isinstance(n, cst.Subscript)]
+        seen: set[int] = set()
+        for candidate in candidates:
+            while isinstance(candidate, cst.Subscript):
+                candidate = candidate.value  # `list(x)[1:]`, `rows[::-1]`: a list still
+            if id(candidate) in seen:
+                continue
+            seen.add(id(candidate))
+            rows = self.evidence.list_of_rows(candidate)
             if rows is not None:
                 return (
-                    f"it iterates a Python list of an array's rows or pieces (`{shorten(rows, 40)}`); `lax.scan` takes a "
+                    f"it steps over a Python list of an array's rows or pieces (`{shorten(rows, 40)}`); `lax.scan` takes a "
                     "list as a pytree and would slice each item, so scan over the array itself (`xs=x`)"
                 )
         return None
@@ -1798,12 +1808,22 @@ def _item_names(loop: cst.For, iteration: Iteration | None) -> set[str]:
     return names if iteration is None or iteration.kind != "range" else set()
 
 
+# Builtin types no row of an array is: an item asked whether it is one is a Python value.
+PYTHON_TYPES = frozenset({"int", "float", "bool", "complex", "str", "bytes", "tuple", "list", "dict", "set", "frozenset",
+                          "type", "slice"})
+
+
 def _type_test_of(parsed: ParsedModule, node: cst.Call, names: set[str]) -> bool:
-    """`isinstance(d, int)`: the builtin `isinstance` asked of one of `names`."""
+    """`isinstance(d, int)`, `isinstance(d, (tuple, list))`: the builtin `isinstance` asked of one
+    of `names` against Python types only (asked against `jax.Array`, it decides nothing)."""
+    if not (isinstance(node.func, cst.Name) and node.func.value == "isinstance" and len(node.args) == 2
+            and parsed.qualified_name(node.func) in ("builtins.isinstance", None)):
+        return False
+    item, types = node.args[0].value, node.args[1].value
+    listed = [e.value for e in types.elements] if isinstance(types, cst.Tuple) else [types]
     return (
-        isinstance(node.func, cst.Name) and parsed.qualified_name(node.func) in ("builtins.isinstance", None)
-        and node.func.value == "isinstance" and bool(node.args)
-        and isinstance(node.args[0].value, cst.Name) and node.args[0].value.value in names
+        isinstance(item, cst.Name) and item.value in names
+        and all(isinstance(t, cst.Name) and t.value in PYTHON_TYPES for t in listed)
     )
 
 
