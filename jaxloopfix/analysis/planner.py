@@ -179,7 +179,13 @@ class LoopPlanner:
         leaf per item) and slice every item instead: no fix, even an unsafe one."""
         candidates: list[cst.BaseExpression] = [source for _, source in iteration.elements]
         candidates += [n for n in (loop.iter, *descendants(loop.iter)) if isinstance(n, (cst.Name, cst.Call))]
-        candidates += [n.value for n in _own_descendants(loop.body) if isinstance(n, cst.Subscript)]
+        # Read by the index (`rows[t]`): a list built by a comprehension or a display is stacked
+        # before the scan (`plan.stacked_lists`, see `_python_list_binding`); one built by a call
+        # (`list(x)`, `jnp.unstack(x)`) is not.
+        candidates += [
+            n.value for n in _own_descendants(loop.body)
+            if isinstance(n, cst.Subscript) and not self._built_as_list(n.value)
+        ]
         seen: set[int] = set()
         for candidate in candidates:
             while isinstance(candidate, cst.Subscript):
@@ -194,6 +200,11 @@ class LoopPlanner:
                     "list as a pytree and would slice each item, so scan over the array itself (`xs=x`)"
                 )
         return None
+
+    def _built_as_list(self, expr: cst.BaseExpression) -> bool:
+        """A name every binding of which is a list display or comprehension."""
+        values = self.iterations._local_values.get(expr.value, []) if isinstance(expr, cst.Name) else []
+        return bool(values) and all(isinstance(v, (cst.List, cst.ListComp)) for v in values)
 
     def _per_step_reads(self, b: _Build) -> None:
         """Per-step reads `x[t]` of loop-invariant arrays, and the elements iterated directly."""
