@@ -13,6 +13,8 @@ reads, keeps the file as written.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache
 
 
@@ -70,7 +72,8 @@ def parse_ast(text: str) -> ast.Module:
     except SyntaxError:
         parse, lower = _lowering()
         try:
-            lowered = _unvalidated(lambda: parse(text).visit(lower()).code)
+            with unchecked_nodes():
+                lowered = parse(text).visit(lower()).code
         except Exception:  # libcst cannot read it either: the stdlib's error is the one to show
             lowered = None
         if lowered is None:
@@ -78,15 +81,21 @@ def parse_ast(text: str) -> ast.Module:
         return ast.parse(lowered)
 
 
-def _unvalidated(build):
-    """Run `build` with libcst's node checks off: a lowered f-string in an implicit concatenation
-    is briefly a tuple beside a string, which libcst's check refuses before the concatenation
-    itself is replaced (`source.parse_unvalidated` skips the same check)."""
+@contextmanager
+def unchecked_nodes() -> Iterator[None]:
+    """libcst's node checks (`CSTNode._validate`, run by every node's constructor) off for the
+    block: for the parser's own nodes (`source.parse_unvalidated`), and here while a lowered
+    f-string in an implicit concatenation is briefly a tuple beside a string, which the check
+    refuses before the concatenation itself is replaced."""
     import libcst as cst
 
     checked = cst.CSTNode.__post_init__
-    cst.CSTNode.__post_init__ = lambda self: None  # type: ignore[method-assign]
+    cst.CSTNode.__post_init__ = _unchecked  # type: ignore[method-assign]
     try:
-        return build()
+        yield
     finally:
         cst.CSTNode.__post_init__ = checked  # type: ignore[method-assign]
+
+
+def _unchecked(self: object) -> None:
+    pass

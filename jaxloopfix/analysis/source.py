@@ -33,15 +33,11 @@ from libcst.metadata import (
 from jaxloopfix.analysis.public_names import as_public, with_public
 from jaxloopfix.analysis.lazy_scopes import LazyScopes, binding_globals, eager_only, may_bind_globals
 from jaxloopfix.analysis.walk import DocumentOrder, indexed, install_fast_visit, install_identity_hash, preorder, walk
-from jaxloopfix.newer_syntax import parse_ast
+from jaxloopfix.newer_syntax import parse_ast, unchecked_nodes
 from jaxloopfix.text_memo import TextMemo
 
 install_fast_visit()
 install_identity_hash()
-
-
-def _unvalidated(self: cst.CSTNode) -> None:
-    pass
 
 
 def parse_unvalidated(text: str) -> cst.Module:
@@ -49,12 +45,8 @@ def parse_unvalidated(text: str) -> cst.Module:
     about a seventh of a parse). The parser only builds nodes that hold what the check asks (its
     own source notes the check could be skipped when parsing a file); nodes a rewrite builds are
     still checked."""
-    checked = cst.CSTNode.__post_init__
-    cst.CSTNode.__post_init__ = _unvalidated  # type: ignore[method-assign]
-    try:
+    with unchecked_nodes():
         return cst.parse_module(text)
-    finally:
-        cst.CSTNode.__post_init__ = checked  # type: ignore[method-assign]
 
 
 class _Syntax:
