@@ -33,7 +33,7 @@ from jaxloopfix.analysis.cross_module import (
 )
 from jaxloopfix.analysis.declared_types_ast import dotted, import_bindings, module_declaration, module_function
 from jaxloopfix.config import Settings
-from jaxloopfix.root_package import declared_root_package
+from jaxloopfix.root_package import root_package_names
 
 # An indented `def NAME(`: a method or a nested function (`TraceFlow._only_method`).
 INDENTED_DEF = re.compile(r"^[ \t]+(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(", re.M)
@@ -141,22 +141,36 @@ WRAPPED_METHOD = re.compile(
 NAMESPACE_DEPTH = 3
 
 
-def _root_package_names(absolute: str, project: Path | None, declared: dict[Path, str | None]) -> list[str]:
-    """The name a module has inside a project whose root is the package (`root_package`):
-    `ROOT/utils/maps.py` is `pkg.utils.maps` when the metadata maps `pkg` to the root."""
-    if project is None:
+def _root_package_names(absolute: str, project: Path | None, declared: dict[Path, list[str]]) -> list[str]:
+    """The names a module has inside a project whose root is the package (`root_package`):
+    `ROOT/utils/maps.py` is `pkg.utils.maps` when the metadata maps `pkg` to the root, or the
+    root's modules import their siblings as `pkg`. Without a project marker (modules checked
+    out alone), the root is the topmost package directory above the module."""
+    base = project if project is not None else _top_package(os.path.dirname(absolute))
+    if base is None:
         return []
-    if project not in declared:
-        declared[project] = declared_root_package(project)
-    package = declared[project]
-    if package is None:
+    if base not in declared:
+        declared[base] = root_package_names(base)
+    if not declared[base]:
         return []
-    relative = Path(absolute).relative_to(project).with_suffix("").parts
+    relative = Path(absolute).relative_to(base).with_suffix("").parts
     if relative and relative[-1] == "__init__":
         relative = relative[:-1]
     if not all(part.isidentifier() for part in relative):
         return []
-    return [".".join([package, *relative])]
+    return [".".join([package, *relative]) for package in declared[base]]
+
+
+def _top_package(directory: str) -> Path | None:
+    """The topmost directory holding `__init__.py` in the unbroken chain above `directory`."""
+    top: str | None = None
+    while os.path.isfile(os.path.join(directory, "__init__.py")):
+        top = directory
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            break
+        directory = parent
+    return Path(top) if top is not None else None
 
 
 def namespace_names(found: ModuleName, project: Path | None) -> list[str]:
@@ -198,7 +212,7 @@ class ModuleIndex:
         index = cls(class_flow=class_flow)
         packages: dict[str, tuple[tuple[str, ...], Path]] = {}
         roots: dict[str, Path | None] = {}
-        declared: dict[Path, str | None] = {}
+        declared: dict[Path, list[str]] = {}
         for path in files:
             absolute = os.path.abspath(path)  # once: each use below would make it again
             if path.suffix == ".ipynb":

@@ -6,6 +6,14 @@ name the package in their packaging metadata (setup.cfg's `package_dir = pkg = .
 each other as `from pkg import utils`, a name the file layout alone never gives (the checkout's
 directory is named after the repository or a commit). The name is read from that mapping, else
 from the distribution's name, and only for a root that holds an `__init__.py`.
+
+Without metadata (a checkout of the modules alone, or metadata that names nothing), the name is
+read from how the package's own modules import each other: `from sofima import map_utils` and
+`from sofima import mesh` in modules beside `map_utils.py` and `mesh.py` name the package
+`sofima`. One such import is not enough (`from imaging import maps` may name an installed
+package that happens to have a `maps` module); two or more distinct modules of the root imported
+through one name are, as a package's files name their siblings that way and no other package
+holds the same set.
 """
 
 from __future__ import annotations
@@ -13,11 +21,59 @@ from __future__ import annotations
 import configparser
 import re
 import tomllib
+from collections import defaultdict
 from pathlib import Path
 
 # `package_dir={"pkg": "."}` or `{'pkg': ''}` in a setup.py.
 SETUP_PY_ROOT = re.compile(r"""package_dir\s*=\s*\{[^}]*?['"]([A-Za-z_]\w*)['"]\s*:\s*['"]\.?/?['"]""")
 SETUP_PY_NAME = re.compile(r"""\bname\s*=\s*['"]([A-Za-z_][\w.-]*)['"]""")
+
+
+# `from pkg import a, b` / `from pkg.a import x` / `import pkg.a`: the name and the first part after it.
+FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+([A-Za-z_]\w*)[ \t]+import[ \t]+(?:\(([^)]*)\)|([^\n#]*))", re.M)
+DOTTED_IMPORT = re.compile(r"^[ \t]*(?:from|import)[ \t]+([A-Za-z_]\w*)\.([A-Za-z_]\w*)", re.M)
+# How many of the root's files are read for its imports; a package root holds its modules.
+IMPORT_FILES = 64
+# Distinct sibling modules imported through one name before that name is taken as the root's.
+SIBLINGS_NEEDED = 2
+
+
+def root_package_names(root: Path) -> list[str]:
+    """The import names of the package `root` is (`declared_root_package`, else
+    `imported_root_package`); [] when it holds no `__init__.py` or nothing names it."""
+    if not (root / "__init__.py").is_file():
+        return []
+    name = declared_root_package(root) or imported_root_package(root)
+    return [name] if name else []
+
+
+def imported_root_package(root: Path) -> str | None:
+    """The name the modules of a root package import their siblings by (see the module's
+    docstring), else None."""
+    try:
+        entries = sorted(root.iterdir())
+    except OSError:
+        return None
+    children = {e.stem for e in entries if e.suffix == ".py" and e.stem != "__init__" and e.stem.isidentifier()}
+    children |= {e.name for e in entries if e.is_dir() and (e / "__init__.py").is_file()}
+    siblings: dict[str, set[str]] = defaultdict(set)
+    for entry in [e for e in entries if e.suffix == ".py"][:IMPORT_FILES]:
+        try:
+            text = entry.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        for match in FROM_IMPORT.finditer(text):
+            listed = match.group(2) if match.group(2) is not None else match.group(3)
+            names = {part.split()[0] for part in listed.split(",") if part.split()}
+            siblings[match.group(1)] |= names & children
+        for match in DOTTED_IMPORT.finditer(text):
+            if match.group(2) in children:
+                siblings[match.group(1)].add(match.group(2))
+    found = [
+        name for name, modules in siblings.items()
+        if len(modules) >= SIBLINGS_NEEDED and name not in children and name != root.name
+    ]
+    return found[0] if len(found) == 1 else None
 
 
 def declared_root_package(root: Path) -> str | None:

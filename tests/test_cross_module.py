@@ -163,6 +163,40 @@ def test_a_root_package_without_metadata_is_not_guessed(tmp_path: Path) -> None:
     assert _found(root) == {}
 
 
+@pytest.mark.parametrize("marker", ["", "pyproject.toml"])
+@pytest.mark.parametrize("directory", ["0f3a-checkout", "checkout"])
+def test_a_root_package_is_named_by_how_its_modules_import_each_other(tmp_path: Path, marker: str, directory: str) -> None:
+    """No metadata names the package, with or without a project marker (a checkout of the
+    modules alone, as a corpus extracts them): modules that import two or more of the root's
+    own modules as `imaging.<module>` name the root `imaging`, so jitted code in one of them
+    traces the loops of the others, a nested package's included."""
+    root = tmp_path / directory
+    _tree(root, {
+        **({marker: "[tool.ruff]\nline-length = 100\n"} if marker else {}),
+        "__init__.py": "",
+        "maps.py": _helper(),
+        "ops/__init__.py": "",
+        "ops/warp.py": _helper("warp"),
+        "pipeline.py": "import jax\nfrom imaging import (maps,\n    ops)\nimport imaging.ops.warp\n\n"
+                       "@jax.jit\ndef run(h, xs):\n    return maps.encode(h, xs) + imaging.ops.warp.warp(h, xs)\n",
+    })
+    assert sorted(_found(root)) == ["maps.py", "ops/warp.py"]
+
+
+def test_two_names_importing_the_root_modules_name_no_package(tmp_path: Path) -> None:
+    """`imaging` and `vision` each import two of the root's modules: which one the root is
+    cannot be told, so neither is taken."""
+    root = tmp_path / "checkout"
+    _tree(root, {
+        "__init__.py": "",
+        "maps.py": _helper(),
+        "warp.py": _helper("warp"),
+        "a.py": "from vision import maps, warp\n",
+        "pipeline.py": "import jax\nfrom imaging import maps, warp\n\nrun = jax.jit(maps.encode)\n",
+    })
+    assert _found(root) == {}
+
+
 @pytest.mark.parametrize("marker", [True, False])
 def test_namespace_packages_without_init_files(tmp_path: Path, marker: bool) -> None:
     """`from src.models.layers import encode` where neither `src/` nor `src/models/` has an
