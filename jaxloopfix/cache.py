@@ -249,6 +249,7 @@ def _encode(result: Cached) -> dict[str, Any]:
         "classes": [_plain(c) for c in result.links.classes],
         "wanted": sorted(result.links.wanted),
         "declarations": sorted(result.links.declarations),
+        "callers": sorted(result.links.callers),
     }
 
 
@@ -292,4 +293,6 @@ def _decode(data: dict[str, Any], filename: str) -> Cached:
         for t in data["external"]
     ]
     classes = [ModuleClass(c["qualified"], c["label"], c["entries"]) for c in data["classes"]]
-    return Cached(diagnostics, errors, ModuleLinks(external, classes, set(data["wanted"]), set(data.get("declarations", ()))))
+    return Cached(diagnostics, errors, ModuleLinks(
+        external, classes, set(data["wanted"]), set(data.get("declarations", ())), set(data.get("callers", ()))
+    ))

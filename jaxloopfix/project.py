@@ -248,6 +248,7 @@ class ModuleIndex:
         seeds: tuple[TraceSeed, ...] = (),
         classes: tuple[ModuleClass, ...] = (),
         declared: tuple[tuple[str, str], ...] = (),
+        passed: tuple[tuple[str, str, str, str, str], ...] = (),
     ) -> ModuleSite | None:
         found = self.names.get(path)
         if found is None:
@@ -255,7 +256,7 @@ class ModuleIndex:
                 return ModuleSite(None, self.roots, seeds, None, classes, self.class_flow, declared, self.shown[path])
             return None
         shown = self.shown[path]
-        return ModuleSite(found.package, self.roots, seeds, found.name, classes, self.class_flow, declared, shown)
+        return ModuleSite(found.package, self.roots, seeds, found.name, classes, self.class_flow, declared, shown, passed)
 
 
 def _shown(path: Path | str, root: Path | None) -> str:
@@ -288,6 +289,10 @@ class TraceFlow:
     trees: dict[Path, ast.Module | None] = field(default_factory=dict)
     # Each name an indented `def` defines in the checked files (methods, nested functions), and where.
     indented_defs: dict[str, list[Path]] | None = None
+    # Functions whose callers in other modules a file asked for, and the function values found
+    # passed to them (`ModuleLinks.callers`, `ModuleSite.passed`).
+    callers: dict[Path, set[str]] = field(default_factory=dict)
+    passed: dict[Path, tuple[tuple[str, str, str, str, str], ...]] = field(default_factory=dict)
 
     @property
     def active(self) -> bool:
@@ -300,7 +305,8 @@ class TraceFlow:
         seeds = tuple(sorted(self.seeds.get(path, {}).values(), key=lambda s: s.name))
         classes = self.given[path] = self._classes_for(path)
         declared = self.answered[path] = self._declared_for(path)
-        site = self.index.site(path, seeds, classes, declared)
+        passed = self.passed[path] = self._passed_for(path)
+        site = self.index.site(path, seeds, classes, declared, passed)
         return replace(settings, site=site) if site is not None else settings
 
     def _classes_for(self, path: Path) -> tuple[ModuleClass, ...]:
@@ -357,6 +363,44 @@ class TraceFlow:
             return self._declaration(path, f"{module}.{head}", depth + 1)
         return name
 
+    def _passed_for(self, path: Path) -> tuple[tuple[str, str, str, str, str], ...]:
+        """The functions other checked modules pass to the module-level functions `path` asked
+        about: each call that names one of them through an import (`relax(x, force=forces.spring)`,
+        `sim.integrate.relax(...)`), and each argument that names a module-level function of a
+        checked module (directly or as `partial(f, ...)`'s first argument)."""
+        asked = self.callers.get(path)
+        if not asked:
+            return ()
+        names = {name for name, paths in self.index.by_name.items() if path in paths}
+        wanted = {f"{name}.{function}": function for name in names for function in asked}
+        found: set[tuple[str, str, str, str, str]] = set()
+        for caller in self.index.names:
+            if caller == path:
+                continue  # calls inside the module are read by its own analysis
+            text = self.read(caller) or ""
+            if not any(function in text for function in asked):
+                continue
+            tree = self._tree(caller)
+            if tree is None:
+                continue
+            own = self.index.names[caller]
+            bindings = import_bindings(tree, own.package)
+            if not any(_related(value, name) for value in bindings.values() for name in names):
+                continue  # imports nothing that can name the module
+            defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+            for call in ast.walk(tree):
+                if not isinstance(call, ast.Call):
+                    continue
+                function = wanted.get(_absolute(call.func, bindings) or "")
+                if function is None:
+                    continue
+                where = f"on line {call.lineno} of {self.index.shown.get(caller, caller.as_posix())}"
+                for slot, value in _arguments(call):
+                    target = _function_value(value, bindings, defined, own.name)
+                    if target is not None and self.index.resolve(caller, target[0]) is not None:
+                        found.add((function, slot, *target, where))
+        return tuple(sorted(found))
+
     def _tree(self, path: Path) -> ast.Module | None:
         if path not in self.trees:
             text = self.read(path)
@@ -399,6 +443,7 @@ class TraceFlow:
             self.classes[cls.qualified] = cls
         self.wanted[importer] = set(links.wanted) | {c.qualified for c in self.given.get(importer, ())}
         self.asked[importer] = set(links.declarations) | {name for name, _ in self.answered.get(importer, ())}
+        self.callers[importer] = set(links.callers) | {f for f, *_ in self.passed.get(importer, ())}
         return changed
 
     def _targets(self, importer: Path, trace: ExternalTrace) -> list[tuple[Path, ExternalTrace]]:
@@ -457,7 +502,48 @@ class TraceFlow:
     def waiting(self) -> set[Path]:
         """Files that derive from framework classes learned since they were checked."""
         classes = {path for path in self.wanted if self.given.get(path, ()) != self._classes_for(path)}
-        return classes | {path for path in self.asked if self.answered.get(path, ()) != self._declared_for(path)}
+        declared = {path for path in self.asked if self.answered.get(path, ()) != self._declared_for(path)}
+        return classes | declared | {path for path in self.callers if self.passed.get(path, ()) != self._passed_for(path)}
+
+
+def _absolute(expr: ast.expr, bindings: dict[str, str]) -> str | None:
+    """`relax` / `integrate.relax` as the absolute name the module's imports bind it to."""
+    name = dotted(expr)
+    if name is None:
+        return None
+    head, _, tail = name.partition(".")
+    return ".".join(filter(None, [bindings[head], tail])) if head in bindings else None
+
+
+def _related(bound: str, module: str) -> bool:
+    """Whether an import bound to `bound` can name something of `module` (`import pkg` and
+    `pkg.sim`, `from pkg.sim import relax`)."""
+    return bound == module or bound.startswith(module + ".") or module.startswith(bound + ".")
+
+
+def _arguments(call: ast.Call) -> list[tuple[str, ast.expr]]:
+    """(parameter name or `#position`, value) of a call's arguments, up to the first `*args`."""
+    found: list[tuple[str, ast.expr]] = []
+    for position, arg in enumerate(call.args):
+        if isinstance(arg, ast.Starred):
+            break
+        found.append((f"#{position}", arg))
+    found += [(k.arg, k.value) for k in call.keywords if k.arg is not None]
+    return found
+
+
+def _function_value(expr: ast.expr, bindings: dict[str, str], defined: set[str], module: str) -> tuple[str, str] | None:
+    """(module, name) of the module-level function `expr` names (`forces.spring`, a function of
+    the calling module, `partial(forces.spring, k=2)`), else None."""
+    if isinstance(expr, ast.Call) and expr.args and (dotted(expr.func) or "").rsplit(".", 1)[-1] == "partial":
+        expr = expr.args[0]
+    if isinstance(expr, ast.Name) and expr.id in defined and expr.id not in bindings:
+        return module, expr.id
+    absolute = _absolute(expr, bindings)
+    if absolute is None or "." not in absolute:
+        return None
+    target, name = absolute.rsplit(".", 1)
+    return target, name
 
 
 def _methods_with_bases(name: str, classes: dict[str, ast.ClassDef]) -> set[str] | None:

@@ -163,6 +163,68 @@ def test_a_root_package_without_metadata_is_not_guessed(tmp_path: Path) -> None:
     assert _found(root) == {}
 
 
+FORCES = """
+import jax.numpy as jnp
+
+
+def spring(x, k):
+    f = jnp.zeros_like(x)
+    for d in range(x.shape[0]):
+        f = f + k * (x[d] - x)
+    return f
+
+
+def stiff(x, k):
+    f = jnp.zeros_like(x)
+    for d in range(x.shape[0]):
+        f = f + k * k * (x[d] - x)
+    return f
+
+
+def nothing(x, k):
+    return jnp.zeros_like(x)
+"""
+
+INTEGRATE = """
+from functools import partial
+
+import jax
+
+from sim.forces import nothing
+
+
+@partial(jax.jit, static_argnames=["force"])
+def verlet(x, v, k, force=nothing):
+    return x + v, v + force(x, k)
+
+
+def relax(x, v, k, force=nothing, log=print, steps=10):
+    log("relaxing")
+    for _ in range(steps):
+        x, v = verlet(x, v, k, force=force)
+    return x
+"""
+
+
+@pytest.mark.parametrize("run", [
+    "import sim.forces\nimport sim.integrate\n\n\ndef main(x, v):\n"
+    "    return sim.integrate.relax(x, v, 0.1, force=sim.forces.spring, log=sim.forces.stiff)\n",
+    "from functools import partial\n\nfrom sim import forces\nfrom sim.integrate import relax\n\n\ndef main(x, v):\n"
+    "    return relax(x, v, 0.1, partial(forces.spring), forces.stiff)\n",
+])
+def test_a_function_handed_through_host_code_of_another_module_runs_traced(tmp_path: Path, run: str) -> None:
+    """A host script passes `forces.spring` to `integrate.relax`, which hands its `force` to a
+    jitted step that calls it: `spring` runs traced, though no traced code of `run.py` or of
+    `forces.py` names it. `stiff`, passed where `relax` only calls it on the host (`log`), does
+    not run traced."""
+    _tree(tmp_path, {"sim/__init__.py": "", "sim/forces.py": FORCES, "sim/integrate.py": INTEGRATE, "sim/run.py": run})
+    found = _found(tmp_path)
+    assert list(found) == ["sim/forces.py"]
+    [(code, why)] = found["sim/forces.py"]
+    assert code == "JLF002" and why.startswith("passed as `force` to `relax` on line "), why
+    assert why.endswith("of sim/run.py, where traced code calls it"), why
+
+
 @pytest.mark.parametrize("marker", ["", "pyproject.toml"])
 @pytest.mark.parametrize("directory", ["0f3a-checkout", "checkout"])
 def test_a_root_package_is_named_by_how_its_modules_import_each_other(tmp_path: Path, marker: str, directory: str) -> None:

@@ -74,10 +74,14 @@ class ModuleLinks:
     # Project names whose declared type this module asks for (`pkg.effects.Effects`,
     # `pkg.core.Jaxpr.effects`; see `declared_types`).
     declarations: set[str] = field(default_factory=set)
+    # Module-level functions of this module whose parameters its traced code calls: the module
+    # asks which functions other modules pass them (`ModuleSite.passed`).
+    callers: set[str] = field(default_factory=set)
 
     def copy(self) -> ModuleLinks:
         """Links of their own: appending to the copy leaves these as they are."""
-        return ModuleLinks(list(self.external), list(self.classes), set(self.wanted), set(self.declarations))
+        return ModuleLinks(list(self.external), list(self.classes), set(self.wanted), set(self.declarations),
+                           set(self.callers))
 
 
 @dataclass(frozen=True)
@@ -103,6 +107,14 @@ class ModuleSite:
     # This file as the notes of other modules name it: its path from its project's root
     # (`seqmodel/train.py`), the same whichever way the run was given its files.
     shown: str | None = None
+    # Functions other modules pass to this module's functions (asked in `ModuleLinks.callers`):
+    # (function, parameter name or `#position`, the passed function's module, its name, where).
+    passed: tuple[tuple[str, str, str, str, str], ...] = ()
+
+    def passed_to(self, function: str, parameter: str, position: int) -> list[tuple[str, str, str]]:
+        """(module, name, where) of the functions other modules pass as `parameter` of `function`."""
+        slots = (parameter, f"#{position}")
+        return [(module, name, where) for f, slot, module, name, where in self.passed if f == function and slot in slots]
 
     def declared_type(self, qualified: str) -> str | None:
         return next((text for name, text in self.declared if name == qualified), None)

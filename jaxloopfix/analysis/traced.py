@@ -820,6 +820,27 @@ class TracedFinder:
                     out.append(resolved[0])
                 else:
                     out.extend(self._aliased_functions(arg, depth + 1))
+        out.extend(self._passed_from_other_modules(caller, expr.value, position))
+        return out
+
+    def _passed_from_other_modules(self, caller: cst.FunctionDef, param: str, position: int) -> list[cst.FunctionDef]:
+        """For a parameter of a module-level function: the functions other project modules pass
+        in its place (`relax(x, force=forces.spring)` in a host script, `relax` handing `force`
+        to a jitted step that calls it). Asked of the project pass (`ModuleLinks.callers`);
+        a function of this module is returned, one of another module is traced there."""
+        if self.site is None or self.site.module is None or not isinstance(self.parsed.parent(caller), cst.Module):
+            return []
+        name = caller.name.value
+        self.links.callers.add(name)
+        out: list[cst.FunctionDef] = []
+        for module, value, where in self.site.passed_to(name, param, position):
+            reason = f"passed as `{param}` to `{name}` {where}, where traced code calls it"
+            if module == self.site.module:
+                function = self._module_function(value)
+                if function is not None:
+                    out.append(function)
+            else:
+                self.links.external.append(ExternalTrace(module, value, reason))
         return out
 
     def _calls_of(self, func: cst.FunctionDef) -> list[cst.Call]:
