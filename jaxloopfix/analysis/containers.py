@@ -22,6 +22,7 @@ from jaxloopfix.analysis.declared_types import class_attribute
 from jaxloopfix.analysis.helper_structure import AXIS_PARAMETERS, parse_function, positional_parameters, structural_use
 from jaxloopfix.analysis.host_libraries import computes_on_host
 from jaxloopfix.analysis.names import block_flow, discards_result, parameters, stored_names
+from jaxloopfix.analysis.slice_width import width_varies
 from jaxloopfix.analysis.source import ParsedModule, descendants, shorten
 from jaxloopfix.analysis.traced import in_layer_package, layer_base
 
@@ -596,18 +597,34 @@ class ContainerEvidence:
             return None
         nodes = _own_descendants(loop.body)
         derived: set[str] = {index}
+        values: dict[str, list[cst.BaseExpression]] = {}
         for node in nodes:
             if isinstance(node, cst.Assign) and any(
                 isinstance(n, cst.Name) and n.value in derived for n in descendants(node.value)
             ):
                 derived |= {n for t in node.targets for n in stored_names(t.target)}
+                for t in node.targets:
+                    if isinstance(t.target, cst.Name):
+                        values.setdefault(t.target.value, []).append(node.value)
+        computed = {name: found[0] for name, found in values.items() if len(found) == 1 and name != index}
+        opaque = derived - {index} - set(computed)
 
         def reads(expr: cst.CSTNode | None) -> bool:
             return expr is not None and any(isinstance(n, cst.Name) and n.value in derived for n in descendants(expr))
 
+        def ragged(window: cst.Slice) -> bool:
+            """The width changes with the index (`slice_width`), else, where that cannot be told,
+            one bound follows the index while the other stays put."""
+            bounds = [b for b in (window.lower, window.upper) if b is not None]
+            if not any(isinstance(n, cst.Name) and n.value in opaque for b in bounds for n in descendants(b)):
+                varies = width_varies(window.lower, window.upper, index, computed, self.parsed.code)
+                if varies is not None:
+                    return varies and reads(window)
+            return reads(window.lower) != reads(window.upper)
+
         for node in nodes:
             use: cst.CSTNode | None = None
-            if isinstance(node, cst.Slice) and reads(node.lower) != reads(node.upper):
+            if isinstance(node, cst.Slice) and (reads(node.lower) or reads(node.upper)) and ragged(node):
                 use = self.parsed.parent(self.parsed.parent(node)) or node
             elif isinstance(node, cst.Call):
                 use = node if any(reads(arg.value) for arg in _shape_arguments(self.parsed, node)) else None
