@@ -249,7 +249,7 @@ def _encode(result: Cached) -> dict[str, Any]:
         "classes": [_plain(c) for c in result.links.classes],
         "wanted": sorted(result.links.wanted),
         "declarations": sorted(result.links.declarations),
-        "callers": sorted(result.links.callers),
+        "passings_asked": sorted(result.links.passings_asked),
     }
 
 
@@ -294,5 +294,5 @@ def _decode(data: dict[str, Any], filename: str) -> Cached:
     ]
     classes = [ModuleClass(c["qualified"], c["label"], c["entries"]) for c in data["classes"]]
     return Cached(diagnostics, errors, ModuleLinks(
-        external, classes, set(data["wanted"]), set(data.get("declarations", ())), set(data.get("callers", ()))
+        external, classes, set(data["wanted"]), set(data.get("declarations", ())), set(data.get("passings_asked", ()))
     ))

@@ -290,9 +290,12 @@ class TraceFlow:
     # Each name an indented `def` defines in the checked files (methods, nested functions), and where.
     indented_defs: dict[str, list[Path]] | None = None
     # Functions whose callers in other modules a file asked for, and the function values found
-    # passed to them (`ModuleLinks.callers`, `ModuleSite.passed`).
-    callers: dict[Path, set[str]] = field(default_factory=dict)
+    # passed to them (`ModuleLinks.passings_asked`, `ModuleSite.passed`), each function's answer
+    # and each file's calls read once per run (`_passings`, `_call_facts`).
+    passings_asked: dict[Path, set[str]] = field(default_factory=dict)
     passed: dict[Path, tuple[tuple[str, str, str, str, str], ...]] = field(default_factory=dict)
+    passings: dict[tuple[Path, str], frozenset[tuple[str, str, str, str, str]]] = field(default_factory=dict)
+    call_facts: dict[Path, list[CallFact]] = field(default_factory=dict)
 
     @property
     def active(self) -> bool:
@@ -365,41 +368,61 @@ class TraceFlow:
 
     def _passed_for(self, path: Path) -> tuple[tuple[str, str, str, str, str], ...]:
         """The functions other checked modules pass to the module-level functions `path` asked
-        about: each call that names one of them through an import (`relax(x, force=forces.spring)`,
-        `sim.integrate.relax(...)`), and each argument that names a module-level function of a
-        checked module (directly or as `partial(f, ...)`'s first argument)."""
-        asked = self.callers.get(path)
-        if not asked:
-            return ()
-        names = {name for name, paths in self.index.by_name.items() if path in paths}
-        wanted = {f"{name}.{function}": function for name in names for function in asked}
+        about (`_passings`)."""
+        found: set[tuple[str, str, str, str, str]] = set()
+        for function in sorted(self.passings_asked.get(path, ())):
+            if (path, function) not in self.passings:
+                self.passings[(path, function)] = self._passings(path, function)
+            found |= self.passings[(path, function)]
+        return tuple(sorted(found))
+
+    def _passings(self, path: Path, function: str) -> frozenset[tuple[str, str, str, str, str]]:
+        """Each call of `function` of module `path` in another checked module (`relax(x,
+        force=forces.spring)`, `sim.integrate.relax(...)`, its import resolving to `path`), and
+        each argument naming a module-level function of a checked module (directly or as
+        `functools.partial`'s first argument), named as `path` resolves it. A name bound in the
+        calling function (a parameter, a local) is not the module's: it is left out."""
+        names = self._names_of(path)
+        if not names:
+            return frozenset()
+        wanted = {f"{name}.{function}" for name in names}
+        call = re.compile(rf"\b{re.escape(function)}\s*\(")
+        module_word = re.compile(r"\b(?:" + "|".join(sorted({re.escape(n.rsplit(".", 1)[-1]) for n in names})) + r")\b")
         found: set[tuple[str, str, str, str, str]] = set()
         for caller in self.index.names:
             if caller == path:
                 continue  # calls inside the module are read by its own analysis
             text = self.read(caller) or ""
-            if not any(function in text for function in asked):
+            if function not in text or not call.search(text) or not module_word.search(text):
                 continue
-            tree = self._tree(caller)
-            if tree is None:
-                continue
+            for fact in self._call_facts(caller, text):
+                if fact.callee not in wanted or self.index.resolve(caller, fact.callee.rsplit(".", 1)[0]) != path:
+                    continue
+                where = f"on line {fact.line} of {self.index.shown.get(caller, caller.as_posix())}"
+                for slot, module, name in fact.values:
+                    target = self.index.resolve(caller, module)
+                    seen = next((n for n in self._names_of(target) if self.index.resolve(path, n) == target), None) \
+                        if target is not None else None
+                    if seen is not None:
+                        found.add((function, slot, seen, name, where))
+        return frozenset(found)
+
+    def _names_of(self, path: Path) -> list[str]:
+        """Every name a checked module is imported as (its package name, namespace and root
+        package names)."""
+        return sorted(name for name, paths in self.index.by_name.items() if path in paths)
+
+    def _call_facts(self, caller: Path, text: str) -> list[CallFact]:
+        """The calls of a module that pass module-level functions, read once per run (the tree
+        is not kept)."""
+        if caller not in self.call_facts:
+            try:
+                tree = parse_ast(text)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                tree = None
             own = self.index.names[caller]
-            bindings = import_bindings(tree, own.package)
-            if not any(_related(value, name) for value in bindings.values() for name in names):
-                continue  # imports nothing that can name the module
-            defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-            for call in ast.walk(tree):
-                if not isinstance(call, ast.Call):
-                    continue
-                function = wanted.get(_absolute(call.func, bindings) or "")
-                if function is None:
-                    continue
-                where = f"on line {call.lineno} of {self.index.shown.get(caller, caller.as_posix())}"
-                for slot, value in _arguments(call):
-                    target = _function_value(value, bindings, defined, own.name)
-                    if target is not None and self.index.resolve(caller, target[0]) is not None:
-                        found.add((function, slot, *target, where))
-        return tuple(sorted(found))
+            self.call_facts[caller] = _passing_calls(tree, own.name, own.package) if tree is not None else []
+        return self.call_facts[caller]
 
     def _tree(self, path: Path) -> ast.Module | None:
         if path not in self.trees:
@@ -443,7 +466,7 @@ class TraceFlow:
             self.classes[cls.qualified] = cls
         self.wanted[importer] = set(links.wanted) | {c.qualified for c in self.given.get(importer, ())}
         self.asked[importer] = set(links.declarations) | {name for name, _ in self.answered.get(importer, ())}
-        self.callers[importer] = set(links.callers) | {f for f, *_ in self.passed.get(importer, ())}
+        self.passings_asked[importer] = set(links.passings_asked) | {f for f, *_ in self.passed.get(importer, ())}
         return changed
 
     def _targets(self, importer: Path, trace: ExternalTrace) -> list[tuple[Path, ExternalTrace]]:
@@ -500,10 +523,11 @@ class TraceFlow:
         return owners[0] if len(owners) == 1 else None
 
     def waiting(self) -> set[Path]:
-        """Files that derive from framework classes learned since they were checked."""
+        """Files whose framework classes, declared types or passed functions were learned since
+        they were checked."""
         classes = {path for path in self.wanted if self.given.get(path, ()) != self._classes_for(path)}
         declared = {path for path in self.asked if self.answered.get(path, ()) != self._declared_for(path)}
-        return classes | declared | {path for path in self.callers if self.passed.get(path, ()) != self._passed_for(path)}
+        return classes | declared | {path for path in self.passings_asked if self.passed.get(path, ()) != self._passed_for(path)}
 
 
 def _absolute(expr: ast.expr, bindings: dict[str, str]) -> str | None:
@@ -515,10 +539,51 @@ def _absolute(expr: ast.expr, bindings: dict[str, str]) -> str | None:
     return ".".join(filter(None, [bindings[head], tail])) if head in bindings else None
 
 
-def _related(bound: str, module: str) -> bool:
-    """Whether an import bound to `bound` can name something of `module` (`import pkg` and
-    `pkg.sim`, `from pkg.sim import relax`)."""
-    return bound == module or bound.startswith(module + ".") or module.startswith(bound + ".")
+@dataclass(frozen=True)
+class CallFact:
+    """A call of a project function (`callee`, absolute) with module-level functions among its
+    arguments: (parameter name or `#position`, the function's module, its name)."""
+
+    callee: str
+    line: int
+    values: tuple[tuple[str, str, str], ...]
+
+
+def _passing_calls(tree: ast.Module, module: str, package: str) -> list[CallFact]:
+    """The calls of `tree` that pass functions by name, each resolved through the module's
+    imports; names a function binds (parameters, locals) shadow the module's and are skipped."""
+    bindings = import_bindings(tree, package)
+    defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    facts: list[CallFact] = []
+
+    def visit(node: ast.AST, local: frozenset[str]) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            args = node.args
+            local = local | {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a}
+            local = local | {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        elif isinstance(node, ast.Call):
+            callee = _absolute(node.func, bindings) if _head(node.func) not in local else None
+            if callee is not None:
+                values = []
+                for slot, value in _arguments(node):
+                    target = _function_value(value, bindings, defined, module)
+                    if target is not None and _head(value) not in local:
+                        values.append((slot, *target))
+                if values:
+                    facts.append(CallFact(callee, node.lineno, tuple(values)))
+        for child in ast.iter_child_nodes(node):
+            visit(child, local)
+
+    visit(tree, frozenset())
+    return facts
+
+
+def _head(expr: ast.expr) -> str | None:
+    """`a` of `a.b.c`, of `partial(a.b, ...)`."""
+    if isinstance(expr, ast.Call) and expr.args:
+        expr = expr.args[0]
+    name = dotted(expr)
+    return name.split(".", 1)[0] if name else None
 
 
 def _arguments(call: ast.Call) -> list[tuple[str, ast.expr]]:
@@ -535,7 +600,7 @@ def _arguments(call: ast.Call) -> list[tuple[str, ast.expr]]:
 def _function_value(expr: ast.expr, bindings: dict[str, str], defined: set[str], module: str) -> tuple[str, str] | None:
     """(module, name) of the module-level function `expr` names (`forces.spring`, a function of
     the calling module, `partial(forces.spring, k=2)`), else None."""
-    if isinstance(expr, ast.Call) and expr.args and (dotted(expr.func) or "").rsplit(".", 1)[-1] == "partial":
+    if isinstance(expr, ast.Call) and expr.args and _absolute(expr.func, bindings) == "functools.partial":
         expr = expr.args[0]
     if isinstance(expr, ast.Name) and expr.id in defined and expr.id not in bindings:
         return module, expr.id

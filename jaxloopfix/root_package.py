@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import configparser
 import re
+import sys
 import tomllib
 from collections import defaultdict
 from pathlib import Path
@@ -49,31 +50,48 @@ def root_package_names(root: Path) -> list[str]:
 
 def imported_root_package(root: Path) -> str | None:
     """The name the modules of a root package import their siblings by (see the module's
-    docstring), else None."""
+    docstring), else None. A name any module imports something else from (`from jax import
+    jit`, `import jax.numpy` beside a root `nn.py` and `typing.py` imported as `jax.nn`,
+    `jax.typing`) is another package, as is a standard-library one."""
     try:
         entries = sorted(root.iterdir())
     except OSError:
         return None
     children = {e.stem for e in entries if e.suffix == ".py" and e.stem != "__init__" and e.stem.isidentifier()}
     children |= {e.name for e in entries if e.is_dir() and (e / "__init__.py").is_file()}
+    exported = _words(root / "__init__.py")
     siblings: dict[str, set[str]] = defaultdict(set)
+    foreign: set[str] = set(sys.stdlib_module_names)
     for entry in [e for e in entries if e.suffix == ".py"][:IMPORT_FILES]:
-        try:
-            text = entry.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
+        text = _text(entry)
         for match in FROM_IMPORT.finditer(text):
             listed = match.group(2) if match.group(2) is not None else match.group(3)
             names = {part.split()[0] for part in listed.split(",") if part.split()}
             siblings[match.group(1)] |= names & children
+            if names - children - exported:
+                foreign.add(match.group(1))
         for match in DOTTED_IMPORT.finditer(text):
             if match.group(2) in children:
                 siblings[match.group(1)].add(match.group(2))
+            else:
+                foreign.add(match.group(1))
     found = [
         name for name, modules in siblings.items()
-        if len(modules) >= SIBLINGS_NEEDED and name not in children and name != root.name
+        if len(modules) >= SIBLINGS_NEEDED and name not in children and name != root.name and name not in foreign
     ]
     return found[0] if len(found) == 1 else None
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _words(path: Path) -> set[str]:
+    """The identifiers a file names (what a package's `__init__.py` may define or re-export)."""
+    return set(re.findall(r"[A-Za-z_]\w*", _text(path)))
 
 
 def declared_root_package(root: Path) -> str | None:

@@ -225,6 +225,60 @@ def test_a_function_handed_through_host_code_of_another_module_runs_traced(tmp_p
     assert why.endswith("of sim/run.py, where traced code calls it"), why
 
 
+SPRING = "import jax.numpy as jnp\n\n\ndef {name}(x):\n    f = jnp.zeros_like(x)\n    for d in range(x.shape[0]):\n" \
+         "        f = f + 2.0 * (x[d] - x)\n    return f\n"
+
+
+def test_a_call_counts_for_the_module_its_import_resolves_to(tmp_path: Path) -> None:
+    """Two experiments each have a `utils.py` with a `run(f, x)`; only the second's traces `f`.
+    `exp1/main.py` passes `fn` to its own `utils.run`, which calls it on the host: not traced."""
+    _tree(tmp_path, {
+        "pyproject.toml": "[project]\nname = 'x'\n",
+        "exp1/main.py": SPRING.format(name="fn") + "from utils import run\n\n\ndef main(x):\n    return run(fn, x)\n",
+        "exp1/utils.py": "def run(f, x):\n    return [f(v) for v in x]\n",
+        "exp2/utils.py": "import jax\n\n\ndef run(f, x):\n    return jax.jit(f)(x)\n",
+    })
+    assert _found(tmp_path) == {}
+
+
+def test_the_passed_function_is_the_one_the_caller_names(tmp_path: Path) -> None:
+    """`examples/train.py` passes its own `force`; a `train.py` at the root defines another
+    `force`, passed nowhere. Only the passed one is traced."""
+    _tree(tmp_path, {
+        "pyproject.toml": "[project]\nname = 'x'\n",
+        "sim/__init__.py": "",
+        "sim/integrate.py": "import jax\n\n\ndef relax(x, force):\n    return jax.jit(force)(x)\n",
+        "train.py": SPRING.format(name="force"),
+        "examples/train.py": SPRING.format(name="force") + "from sim.integrate import relax\n\n\n"
+                             "def main(x):\n    return relax(x, force)\n",
+    })
+    assert list(_found(tmp_path)) == ["examples/train.py"]
+
+
+def test_a_parameter_shadowing_a_module_function_is_not_that_function(tmp_path: Path) -> None:
+    _tree(tmp_path, {
+        "sim/__init__.py": "",
+        "sim/integrate.py": INTEGRATE.replace("from sim.forces import nothing\n", "").replace("=nothing", "=None"),
+        "sim/run.py": SPRING.format(name="spring") + "from sim.integrate import relax\n\n\n"
+                      "def main(x, v, spring):\n    return relax(x, v, 0.1, force=spring)\n",
+    })
+    assert _found(tmp_path) == {}
+
+
+def test_a_root_importing_another_package_is_not_named_after_it(tmp_path: Path) -> None:
+    """Root modules `nn.py` and `typing.py`, and imports `from jax.nn import ...`, `from
+    jax.typing import ...`: `jax` also gives `numpy` and `jit`, which the root does not have,
+    so the root is not `jax` and `jax.nn.softmax` is not the root's `nn.softmax`."""
+    _tree(tmp_path, {
+        "__init__.py": "",
+        "nn.py": SPRING.format(name="softmax"),
+        "typing.py": "from jax.typing import ArrayLike\n",
+        "model.py": "import jax\nimport jax.numpy as jnp\nfrom jax.nn import initializers\n\n\n"
+                    "@jax.jit\ndef forward(x):\n    return jax.nn.softmax(x)\n",
+    })
+    assert _found(tmp_path) == {}
+
+
 @pytest.mark.parametrize("marker", ["", "pyproject.toml"])
 @pytest.mark.parametrize("directory", ["0f3a-checkout", "checkout"])
 def test_a_root_package_is_named_by_how_its_modules_import_each_other(tmp_path: Path, marker: str, directory: str) -> None:

@@ -76,12 +76,12 @@ class ModuleLinks:
     declarations: set[str] = field(default_factory=set)
     # Module-level functions of this module whose parameters its traced code calls: the module
     # asks which functions other modules pass them (`ModuleSite.passed`).
-    callers: set[str] = field(default_factory=set)
+    passings_asked: set[str] = field(default_factory=set)
 
     def copy(self) -> ModuleLinks:
         """Links of their own: appending to the copy leaves these as they are."""
         return ModuleLinks(list(self.external), list(self.classes), set(self.wanted), set(self.declarations),
-                           set(self.callers))
+                           set(self.passings_asked))
 
 
 @dataclass(frozen=True)
@@ -107,8 +107,9 @@ class ModuleSite:
     # This file as the notes of other modules name it: its path from its project's root
     # (`seqmodel/train.py`), the same whichever way the run was given its files.
     shown: str | None = None
-    # Functions other modules pass to this module's functions (asked in `ModuleLinks.callers`):
-    # (function, parameter name or `#position`, the passed function's module, its name, where).
+    # Functions other modules pass to this module's functions (asked in `ModuleLinks.passings_asked`):
+    # (function, parameter name or `#position`, the passed function's module as this module
+    # names it, its name, where).
     passed: tuple[tuple[str, str, str, str, str], ...] = ()
 
     def passed_to(self, function: str, parameter: str, position: int) -> list[tuple[str, str, str]]:

@@ -826,12 +826,12 @@ class TracedFinder:
     def _passed_from_other_modules(self, caller: cst.FunctionDef, param: str, position: int) -> list[cst.FunctionDef]:
         """For a parameter of a module-level function: the functions other project modules pass
         in its place (`relax(x, force=forces.spring)` in a host script, `relax` handing `force`
-        to a jitted step that calls it). Asked of the project pass (`ModuleLinks.callers`);
+        to a jitted step that calls it). Asked of the project pass (`ModuleLinks.passings_asked`);
         a function of this module is returned, one of another module is traced there."""
         if self.site is None or self.site.module is None or not isinstance(self.parsed.parent(caller), cst.Module):
             return []
         name = caller.name.value
-        self.links.callers.add(name)
+        self.links.passings_asked.add(name)
         out: list[cst.FunctionDef] = []
         for module, value, where in self.site.passed_to(name, param, position):
             reason = f"passed as `{param}` to `{name}` {where}, where traced code calls it"
