@@ -38,6 +38,9 @@ from jaxloopfix.root_package import root_package_names
 # An indented `def NAME(`: a method or a nested function (`TraceFlow._only_method`).
 INDENTED_DEF = re.compile(r"^[ \t]+(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(", re.M)
 
+# A name called in a module's text (`relax(`, `integrate.relax (`): where a passing may be.
+CALLED_NAME = re.compile(r"([A-Za-z_]\w*)\s*\(")
+
 # The packages framework module classes come from (`analysis.traced.MODULE_BASES`).
 FRAMEWORK_ROOTS = frozenset({"flax", "haiku", "equinox", "objax", "trax", "praxis"})
 
@@ -296,6 +299,7 @@ class TraceFlow:
     passed: dict[Path, tuple[tuple[str, str, str, str, str], ...]] = field(default_factory=dict)
     passings: dict[tuple[Path, str], frozenset[tuple[str, str, str, str, str]]] = field(default_factory=dict)
     call_facts: dict[Path, list[CallFact]] = field(default_factory=dict)
+    called_names: dict[str, list[Path]] | None = None
 
     @property
     def active(self) -> bool:
@@ -386,14 +390,13 @@ class TraceFlow:
         if not names:
             return frozenset()
         wanted = {f"{name}.{function}" for name in names}
-        call = re.compile(rf"\b{re.escape(function)}\s*\(")
         module_word = re.compile(r"\b(?:" + "|".join(sorted({re.escape(n.rsplit(".", 1)[-1]) for n in names})) + r")\b")
         found: set[tuple[str, str, str, str, str]] = set()
-        for caller in self.index.names:
+        for caller in self._calling(function):
             if caller == path:
                 continue  # calls inside the module are read by its own analysis
             text = self.read(caller) or ""
-            if function not in text or not call.search(text) or not module_word.search(text):
+            if not module_word.search(text):
                 continue
             for fact in self._call_facts(caller, text):
                 if fact.callee not in wanted or self.index.resolve(caller, fact.callee.rsplit(".", 1)[0]) != path:
@@ -406,6 +409,16 @@ class TraceFlow:
                     if seen is not None:
                         found.add((function, slot, seen, name, where))
         return frozenset(found)
+
+    def _calling(self, function: str) -> list[Path]:
+        """The checked modules whose text calls a name `function` (`function(`, `x.function(`),
+        from one scan of every module's text per run, made when a passing is first asked."""
+        if self.called_names is None:
+            self.called_names = {}
+            for path in self.index.names:
+                for name in set(CALLED_NAME.findall(self.read(path) or "")):
+                    self.called_names.setdefault(name, []).append(path)
+        return self.called_names.get(function, [])
 
     def _names_of(self, path: Path) -> list[str]:
         """Every name a checked module is imported as (its package name, namespace and root
