@@ -773,6 +773,25 @@ class TracedFinder:
                 found[owner] = parsed.code(func)
         return found
 
+    def _wrapped_instance(self, call: cst.Call) -> tuple[cst.FunctionDef, cst.ClassDef] | None:
+        """`jax.jit(Step(24))`, or `jax.jit(step)` with `step = Step(24)` in the enclosing
+        function: a transform applied to an instance of a class of this module traces its
+        `__call__` (its own or a base's), as Python calls it."""
+        if self.transform_of(call.func) is None:
+            return None
+        positional = [a.value for a in call.args if a.keyword is None and not a.star]
+        expr = positional[0] if positional else None
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name):
+            cls = self.resolve_class(expr.func)
+            if cls is None:
+                return None
+            method = next((m for base in _mro(cls, self._module_classes) if (m := _method(base, "__call__")) is not None), None)
+            return (method, cls) if method is not None else None
+        caller = next((a for a in self.parsed.ancestors(call) if isinstance(a, cst.FunctionDef)), None)
+        if isinstance(expr, cst.Name) and caller is not None:
+            return self._called_instance(expr, caller)
+        return None
+
     def _factory_results(self, call: cst.Call) -> list[cst.FunctionDef]:
         """`jax.jit(build_kernel(cfg))`: a transform applied to what a factory of this module returns."""
         if self.transform_of(call.func) is None:
@@ -1043,6 +1062,17 @@ class TracedFinder:
                 if isinstance(owner, cst.ClassDef) and isinstance(self.wrapped_target(call)[0], cst.Attribute):  # type: ignore[index]
                     self._wrapped_self.append((owner, func.name.value))
             elif wrapped is None:
+                made = self._wrapped_instance(call)
+                if made is not None and made[0] not in self.traced:
+                    # `jax.jit(Step(24))`, `step = Step(24); jax.jit(step)`: Python calls the class's `__call__`.
+                    names, nums = _static_args(list(call.args), self._constant)
+                    params = [p.name.value for p in (*made[0].params.posonly_params, *made[0].params.params)]
+                    # The instance is bound, not an argument: its attributes are Python values.
+                    names |= set(params[:1])
+                    self._mark(made[0], self._at_line(
+                        f"`__call__` of the `{made[1].name.value}` instance wrapped by `{shorten(parsed.code(call))}`", call),
+                        _Transform(self.transform_of(call.func).name, names, {n + 1 for n in nums if n >= 0}, set()))  # type: ignore[union-attr]
+                    continue
                 for func in self._factory_results(call):
                     # `jax.jit(build_kernel(cfg))`: the function the factory defines and returns.
                     self._mark(func, self._at_line(f"returned by the factory wrapped by `{shorten(parsed.code(call))}`", call),
