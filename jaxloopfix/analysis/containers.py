@@ -575,6 +575,7 @@ class ContainerEvidence:
             or self._items_are_objects(loop, elements)
             or self._indexes_containers(loop, index, trip_kind)
             or self._keyed_entries(loop, index)
+            or self._items_are_keys(loop)
             or self._named_structure(loop, index)
             or self._attribute_per_step(loop, index)
             or self._no_array_work(loop)
@@ -1194,6 +1195,28 @@ class ContainerEvidence:
                 and string_from(node.args[1].value, index)
             ):
                 return f"each step fetches a different attribute (`{shorten(self.parsed.code(node), 40)}`): distinct submodules, a stack of layers"
+        return None
+
+    def _items_are_keys(self, loop: cst.For) -> str | None:
+        """`for k in pred: pred[k] - target[k]`: the item indexes the very collection it is drawn
+        from, which is what a mapping's keys do (an array's row would index the array by its
+        values); `getattr(weights, k)`: the item names an attribute, a string. Each step takes
+        a different entry of a dict or pytree, not a step along an array axis."""
+        items = stored_names(loop.target) if isinstance(loop.target, cst.Name) else set()
+        if not items:
+            return None
+        source = self.parsed.code(loop.iter)
+        for node in _own_descendants(loop.body):
+            if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+                key = node.slice[0].slice.value
+                if isinstance(key, cst.Name) and key.value in items and self.parsed.code(node.value) == source:
+                    return (
+                        f"each item indexes `{shorten(source, 30)}`, the collection it comes from "
+                        f"(`{shorten(self.parsed.code(node), 30)}`): the keys of a mapping, a different entry each step"
+                    )
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in ("getattr", "hasattr", "setattr") \
+                    and len(node.args) >= 2 and isinstance(node.args[1].value, cst.Name) and node.args[1].value.value in items:
+                return f"each item names an attribute (`{shorten(self.parsed.code(node), 30)}`): a string, not an array row"
         return None
 
     def _keyed_entries(self, loop: cst.For, index: str | None) -> str | None:
