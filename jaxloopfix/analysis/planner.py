@@ -31,6 +31,9 @@ GROWING = frozenset(
     {"concatenate", "append", "hstack", "vstack", "column_stack", "row_stack", "dstack", "pad", "insert", "block",
      "tile", "repeat", "stack"}
 )
+# Calls outside `jax.numpy`'s growing names whose result, given the carry, has another shape:
+# a block-diagonal or Kronecker product grows it, an outer product adds an axis, a trace drops two.
+RESHAPING = frozenset({"jax.scipy.linalg.block_diag", "jax.numpy.kron", "jax.numpy.outer", "jax.numpy.trace"})
 
 
 # Structured loops: `jax.lax.scan`, `fori_loop`, ... and other libraries' (`equinox.internal.while_loop`,
@@ -1327,7 +1330,7 @@ class LoopPlanner:
                 value = small.value
                 if isinstance(value, cst.Call) and isinstance(value.func, (cst.Name, cst.Attribute)):
                     qname = self.parsed.qualified_name(value.func) or ""
-                    if qname.startswith("jax.numpy.") and qname.rsplit(".", 1)[-1] in GROWING:
+                    if (qname.startswith("jax.numpy.") and qname.rsplit(".", 1)[-1] in GROWING) or qname in RESHAPING:
                         if any(n.value == name for n in loads(value)):
                             return self.parsed.code(value.func)
                 if isinstance(small, cst.AugAssign) and isinstance(small.value, (cst.List, cst.Tuple)):
