@@ -10,6 +10,7 @@ import libcst as cst
 from jaxloopfix.analysis.arrays import ArrayFacts
 from jaxloopfix.analysis.count_defaults import attribute_default, class_declarations, field_default, parameter_default
 from jaxloopfix.analysis.names import parameters, stored_names
+from jaxloopfix.analysis.slice_width import int_arithmetic
 from jaxloopfix.analysis.plan import RangeBounds
 from jaxloopfix.analysis.source import ParsedModule, descendants
 from jaxloopfix.analysis.traced import TracedFunction, is_generator
@@ -246,11 +247,11 @@ class IterationAnalyzer:
                 monotone = isinstance(expr.operator, (cst.Add, cst.Multiply)) or (
                     left.kind == "bounded" and isinstance(expr.operator, (cst.Subtract, cst.FloorDivide)))
                 if monotone and exact.kind in ("literal", "constant") and exact.value is not None and exact.value >= 0 \
-                        and (value := _arith(expr.operator, left.value, right.value)) is not None:  # type: ignore[arg-type]
+                        and (value := int_arithmetic(expr.operator, left.value, right.value)) is not None:  # type: ignore[arg-type]
                     return TripCount("bounded", value)
                 return TripCount("unknown")
             if left.value is not None and right.value is not None:
-                value = _arith(expr.operator, left.value, right.value)
+                value = int_arithmetic(expr.operator, left.value, right.value)
                 if value is not None:
                     if left.default or right.default:
                         return TripCount("static", value, default=_joined_defaults(left, right))
@@ -570,18 +571,6 @@ def _one_line(code: str) -> str:
         code = re.sub(r"#[^\n]*", "", code)
         code = " ".join(code.split()).replace("( ", "(").replace(" )", ")")
     return code
-
-
-def _arith(op: cst.BaseBinaryOp, a: int, b: int) -> int | None:
-    if isinstance(op, cst.Add):
-        return a + b
-    if isinstance(op, cst.Subtract):
-        return a - b
-    if isinstance(op, cst.Multiply):
-        return a * b
-    if isinstance(op, cst.FloorDivide) and b != 0:
-        return a // b
-    return None
 
 
 def _is_shape_index(expr: cst.BaseExpression) -> bool:

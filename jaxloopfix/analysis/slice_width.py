@@ -79,20 +79,29 @@ def _value(expr: cst.BaseExpression | None, index: str, step: int, computed: Map
     return _opaque(code(expr))
 
 
-def _apply(operator: cst.BaseBinaryOp, left: int, right: int) -> int:
+def int_arithmetic(operator: cst.BaseBinaryOp, left: int, right: int) -> int | None:
+    """`left <op> right` on Python ints as Python computes it; None for an operator not
+    evaluated here, a division by zero or a power that would not stay small."""
     if isinstance(operator, cst.Add):
         return left + right
     if isinstance(operator, cst.Subtract):
         return left - right
     if isinstance(operator, cst.Multiply):
         return left * right
-    if isinstance(operator, cst.FloorDivide):
+    if isinstance(operator, cst.FloorDivide) and right != 0:
         return left // right
-    if isinstance(operator, cst.Modulo):
+    if isinstance(operator, cst.Modulo) and right != 0:
         return left % right
     if isinstance(operator, cst.Power) and 0 <= right <= 8:
         return left**right
-    raise _Unknown
+    return None
+
+
+def _apply(operator: cst.BaseBinaryOp, left: int, right: int) -> int:
+    value = int_arithmetic(operator, left, right)
+    if value is None:
+        raise _Unknown
+    return value
 
 
 def _opaque(text: str) -> int:
