@@ -349,6 +349,31 @@ class ValueKinds:
         kept[func] = found
         return found
 
+    def _aliases_function_builders(self, name: str) -> bool:
+        """`_vmap = broadcasting_vmap if broadcasted else vmap`: every assignment of the local
+        `name` (either branch of a conditional) names a JAX transform or a function of the
+        module that returns a function, so calling it builds a function, a Python object."""
+        values: list[cst.BaseExpression] = []
+        for node in walk(self.func.body, lambda n: type(n) not in (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            if isinstance(node, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets):
+                if len(node.targets) != 1:
+                    return False
+                value = node.value
+                values += [value.body, value.orelse] if isinstance(value, cst.IfExp) else [value]
+            elif isinstance(node, (cst.AugAssign, cst.AnnAssign)) and isinstance(node.target, cst.Name) and node.target.value == name:
+                return False
+        if not values:
+            return False
+        for value in values:
+            if not isinstance(value, (cst.Name, cst.Attribute)):
+                return False
+            if self.parsed.qualified_name(value) in ARRAY_RESULT_TRANSFORMS:
+                continue
+            defined = self._defined_function(value.value) if isinstance(value, cst.Name) else None
+            if defined is None or not self._returns_functions(defined):
+                return False
+        return True
+
     def _returns_functions(self, func: cst.FunctionDef) -> bool:
         """`def diff(f): return lambda t: ...`: every `return` gives a lambda or a function defined
         inside it: calling it builds a function, a Python object."""
@@ -505,6 +530,8 @@ class ValueKinds:
         code = self.parsed.code(expr)
         shown = f"`{code}`" if len(code) < 40 else f"`{self.parsed.code(func)}(...)`"
         args = [a.value for a in expr.args if a.keyword is None]
+        if isinstance(func, cst.Name) and func.value in self.env and self._aliases_function_builders(func.value):
+            return Kind(STATIC, why=f"a function `{func.value}` builds")  # `_vmap = vmap if b else my_vmap`, `fun = _vmap(fun)`
         if isinstance(func, cst.Name) and func.value not in self.env and func.value not in self._parameters:
             defined = self._defined_function(func.value)
             if defined is not None and self._returns_functions(defined):
