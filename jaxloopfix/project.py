@@ -569,25 +569,36 @@ def _passing_calls(tree: ast.Module, module: str, package: str) -> list[CallFact
     defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     facts: list[CallFact] = []
 
-    def visit(node: ast.AST, local: frozenset[str]) -> None:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            args = node.args
-            local = local | {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a}
-            local = local | {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-        elif isinstance(node, ast.Call):
-            callee = _absolute(node.func, bindings) if _head(node.func) not in local else None
-            if callee is not None:
-                values = []
-                for slot, value in _arguments(node):
-                    target = _function_value(value, bindings, defined, module)
-                    if target is not None and _head(value) not in local:
-                        values.append((slot, *target))
-                if values:
-                    facts.append(CallFact(callee, node.lineno, tuple(values)))
-        for child in ast.iter_child_nodes(node):
-            visit(child, local)
+    local_names: dict[int, set[str]] = {}
 
-    visit(tree, frozenset())
+    def local(scope: ast.AST) -> set[str]:
+        """What a function binds itself (parameters, stores), worked out only for the functions
+        around a call that passes functions."""
+        if id(scope) not in local_names:
+            args = scope.args  # type: ignore[attr-defined]
+            found = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a}
+            if not isinstance(scope, ast.Lambda):
+                found |= {n.id for n in ast.walk(scope) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+            local_names[id(scope)] = found
+        return local_names[id(scope)]
+
+    def visit(node: ast.AST, scopes: tuple[ast.AST, ...]) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            scopes = (*scopes, node)
+        elif isinstance(node, ast.Call):
+            callee = _absolute(node.func, bindings)
+            if callee is not None:
+                values = [(slot, value, target) for slot, value in _arguments(node)
+                          if (target := _function_value(value, bindings, defined, module)) is not None]
+                shadowed = set().union(*(local(scope) for scope in scopes)) if values else set()
+                if values and _head(node.func) not in shadowed:
+                    kept = tuple((slot, *target) for slot, value, target in values if _head(value) not in shadowed)
+                    if kept:
+                        facts.append(CallFact(callee, node.lineno, kept))
+        for child in ast.iter_child_nodes(node):
+            visit(child, scopes)
+
+    visit(tree, ())
     return facts
 
 
