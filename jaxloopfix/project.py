@@ -233,6 +233,16 @@ class ModuleIndex:
         return index
 
     @cached_property
+    def aliases(self) -> dict[Path, list[str]]:
+        """Every name each checked module is imported as (its package name, namespace and root
+        package names), sorted."""
+        found: dict[Path, list[str]] = {}
+        for name, paths in sorted(self.by_name.items()):
+            for path in paths:
+                found.setdefault(path, []).append(name)
+        return found
+
+    @cached_property
     def roots(self) -> frozenset[str]:
         return frozenset(name.split(".", 1)[0] for name in self.by_name)
 
@@ -357,17 +367,16 @@ class TraceFlow:
             return "".join((self.read(path) or "").splitlines(keepends=True)[first - 1 : function.end_lineno])
         expr = module_declaration(tree, rest)
         if expr is None:
-            head, _, tail = rest.partition(".")
-            source = bindings.get(head)  # re-exported: `from .effects import Effects`
-            return self._declaration(path, ".".join(filter(None, [source, tail])), depth + 1) if source else None
+            source = _bound(rest, bindings)  # re-exported: `from .effects import Effects`
+            return self._declaration(path, source, depth + 1) if source else None
         name = dotted(expr)
         if name is None:
             return ast.unparse(expr)
-        head, _, tail = name.partition(".")
-        if head in bindings:
-            return self._declaration(path, ".".join(filter(None, [bindings[head], tail])), depth + 1) or name
-        if not tail and module_declaration(tree, head) is not None:
-            return self._declaration(path, f"{module}.{head}", depth + 1)
+        source = _bound(name, bindings)
+        if source is not None:
+            return self._declaration(path, source, depth + 1) or name
+        if "." not in name and module_declaration(tree, name) is not None:
+            return self._declaration(path, f"{module}.{name}", depth + 1)
         return name
 
     def _passed_for(self, path: Path) -> tuple[tuple[str, str, str, str, str], ...]:
@@ -386,7 +395,7 @@ class TraceFlow:
         each argument naming a module-level function of a checked module (directly or as
         `functools.partial`'s first argument), named as `path` resolves it. A name bound in the
         calling function (a parameter, a local) is not the module's: it is left out."""
-        names = self._names_of(path)
+        names = self.index.aliases.get(path, [])
         if not names:
             return frozenset()
         wanted = {f"{name}.{function}" for name in names}
@@ -404,7 +413,7 @@ class TraceFlow:
                 where = f"on line {fact.line} of {self.index.shown.get(caller, caller.as_posix())}"
                 for slot, module, name in fact.values:
                     target = self.index.resolve(caller, module)
-                    seen = next((n for n in self._names_of(target) if self.index.resolve(path, n) == target), None) \
+                    seen = next((n for n in self.index.aliases.get(target, []) if self.index.resolve(path, n) == target), None) \
                         if target is not None else None
                     if seen is not None:
                         found.add((function, slot, seen, name, where))
@@ -419,11 +428,6 @@ class TraceFlow:
                 for name in set(CALLED_NAME.findall(self.read(path) or "")):
                     self.called_names.setdefault(name, []).append(path)
         return self.called_names.get(function, [])
-
-    def _names_of(self, path: Path) -> list[str]:
-        """Every name a checked module is imported as (its package name, namespace and root
-        package names)."""
-        return sorted(name for name, paths in self.index.by_name.items() if path in paths)
 
     def _call_facts(self, caller: Path, text: str) -> list[CallFact]:
         """The calls of a module that pass module-level functions, read once per run (the tree
@@ -546,8 +550,12 @@ class TraceFlow:
 def _absolute(expr: ast.expr, bindings: dict[str, str]) -> str | None:
     """`relax` / `integrate.relax` as the absolute name the module's imports bind it to."""
     name = dotted(expr)
-    if name is None:
-        return None
+    return _bound(name, bindings) if name is not None else None
+
+
+def _bound(name: str, bindings: dict[str, str]) -> str | None:
+    """`integrate.relax` as the absolute name the import binding `integrate` gives it; None when
+    no import binds its first part."""
     head, _, tail = name.partition(".")
     return ".".join(filter(None, [bindings[head], tail])) if head in bindings else None
 

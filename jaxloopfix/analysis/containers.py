@@ -614,13 +614,14 @@ class ContainerEvidence:
             return expr is not None and any(isinstance(n, cst.Name) and n.value in derived for n in descendants(expr))
 
         def ragged(window: cst.Slice) -> bool:
-            """The width changes with the index (`slice_width`), else, where that cannot be told,
-            one bound follows the index while the other stays put."""
+            """For a slice a bound of which reads the index: its width changes with the index
+            (`slice_width`), else, where that cannot be told, one bound follows the index while the
+            other stays put."""
             bounds = [b for b in (window.lower, window.upper) if b is not None]
             if not any(isinstance(n, cst.Name) and n.value in opaque for b in bounds for n in descendants(b)):
                 varies = width_varies(window.lower, window.upper, index, computed, self.parsed.code)
                 if varies is not None:
-                    return varies and reads(window)
+                    return varies
             return reads(window.lower) != reads(window.upper)
 
         for node in nodes:

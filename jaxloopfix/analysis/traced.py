@@ -785,7 +785,7 @@ class TracedFinder:
             cls = self.resolve_class(expr.func)
             if cls is None:
                 return None
-            method = next((m for base in _mro(cls, self._module_classes) if (m := _method(base, "__call__")) is not None), None)
+            method = self._own_call(cls)
             return (method, cls) if method is not None else None
         caller = next((a for a in self.parsed.ancestors(call) if isinstance(a, cst.FunctionDef)), None)
         if isinstance(expr, cst.Name) and caller is not None:
@@ -1474,11 +1474,12 @@ class TracedFinder:
             cls = self._declared_class(func.value, caller)
         if cls is None:
             return None
-        for base in _mro(cls, self._module_classes):
-            method = _method(base, "__call__")
-            if method is not None:
-                return method, cls
-        return None
+        method = self._own_call(cls)
+        return (method, cls) if method is not None else None
+
+    def _own_call(self, cls: cst.ClassDef) -> cst.FunctionDef | None:
+        """The `__call__` Python runs on an instance of `cls`: its own or a base's of this module."""
+        return next((m for base in _mro(cls, self._module_classes) if (m := _method(base, "__call__")) is not None), None)
 
     def _bindings(self, name: cst.Name) -> list | None:
         """The scope's assignments of `name` (None when libcst cannot look it up)."""

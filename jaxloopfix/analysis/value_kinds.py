@@ -352,7 +352,14 @@ class ValueKinds:
     def _aliases_function_builders(self, name: str) -> bool:
         """`_vmap = broadcasting_vmap if broadcasted else vmap`: every assignment of the local
         `name` (either branch of a conditional) names a JAX transform or a function of the
-        module that returns a function, so calling it builds a function, a Python object."""
+        module that returns a function, so calling it builds a function, a Python object. Worked
+        out once per name (the kinds are solved in passes over every call)."""
+        known = self.__dict__.setdefault("_function_builders", {})
+        if name not in known:
+            known[name] = self._find_function_builders(name)
+        return known[name]
+
+    def _find_function_builders(self, name: str) -> bool:
         values: list[cst.BaseExpression] = []
         for node in walk(self.func.body, lambda n: type(n) not in (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
             if isinstance(node, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets):
