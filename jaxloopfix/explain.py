@@ -130,11 +130,54 @@ def explain(path: Path, line: int | None, settings: Settings, given: list[Path] 
             out.append(f"  fix: {diagnostic.fix.applicability.value}: {diagnostic.fix.message}")
         elif diagnostic.no_fix_reason:
             out.append(f"  no fix: {diagnostic.no_fix_reason}")
+    out.extend(_comprehensions(context, diagnostics, path, line, notebook, cell))
     if not out:
         where = f" at line {line}" if line is not None else ""
         where += f" of cell {cell}" if cell is not None else ""
-        out.append(f"{path}: no `for` loop{where}")
+        out.append(f"{path}: no `for` loop or comprehension{where}")
     return "\n".join(out)
+
+
+def _comprehensions(context, diagnostics: list[Diagnostic], path: Path, line: int | None, notebook, cell: int | None) -> list[str]:  # noqa: ANN001
+    """The explanation of the comprehensions of traced functions (`comprehensions.py`)."""
+    from jaxloopfix.analysis.comprehensions import COMPREHENSIONS, NAMES
+
+    parsed = context.parsed
+    context.comprehension_reports  # noqa: B018 - fills `comprehension_decisions`
+    decisions = {id(comp): (rule, evidence) for comp, rule, evidence in context.comprehension_decisions}
+    out: list[str] = []
+    for comp in (n for n in parsed.nodes if isinstance(n, COMPREHENSIONS)):
+        func = next((a for a in parsed.ancestors(comp) if isinstance(a, (cst.FunctionDef, cst.Lambda))), None)
+        if not isinstance(func, cst.FunctionDef) or func not in context.traced:
+            continue  # only comprehensions of traced functions' own code are judged
+        start, end = parsed.position(comp).start.line, parsed.position(comp).end.line
+        shown, first, last = f"{path}:{start}", start, end
+        if notebook is not None:
+            found = notebook.cell_of(start)
+            if found is None or (cell is not None and found.index + 1 != cell):
+                continue
+            shift = found.start_row - 1
+            shown, first, last = f"{path}:cell {found.index + 1}:{start - shift}", start - shift, end - shift
+        if line is not None and not first <= line <= last:
+            continue
+        header = f"for {_short(parsed.code(comp.for_in.target), 30)} in {_short(parsed.code(comp.for_in.iter), 40)}"
+        out.append(f"{shown}: {NAMES[type(comp)]} `... {header}` in `{func.name.value}`")
+        out.append(f"  traced: {context.traced[func].reason}")
+        decided = decisions.get(id(comp))
+        if decided is None:
+            out.append(
+                "  not judged: each clause iterates a literal, a dict's items or a literal `range`, or it sits "
+                "inside a reported loop or comprehension (whose diagnostic covers it), or outside the function's body"
+            )
+            continue
+        rule, evidence = decided
+        if rule != "reported":
+            out.append(f"  not reported (rule `{rule}`): {evidence}")
+            continue
+        column = parsed.position(comp).start.column + 1
+        found = [d for d in diagnostics if (d.location.row, d.location.column) == (start, column) and d.code == "JLF001"]
+        out.append(f"  reported: {found[0].message}" if found else "  reported by no rule here: JLF001 is not selected for this file")
+    return out
 
 
 def _kind_text(kind) -> str:  # noqa: ANN001 - a value_kinds.Kind

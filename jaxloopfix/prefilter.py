@@ -341,7 +341,7 @@ def _scan(
 @dataclass(frozen=True)
 class _Own:
     """A function's own part (its decorators, signature and body, nested functions left out):
-    whether it holds a `for` loop, the functions nested in it, and its calls' callee names
+    whether it holds a `for` loop or a comprehension, the functions nested in it, and its calls' callee names
     (last parts) and root names."""
 
     loops: bool
@@ -361,8 +361,8 @@ def _own(func: ast.FunctionDef | ast.AsyncFunctionDef) -> _Own:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             nested.append(node)
             continue
-        if isinstance(node, ast.For):
-            loops = True
+        if isinstance(node, (ast.For, ast.comprehension)):
+            loops = True  # a comprehension steps as a loop does (`comprehensions.py`)
         elif isinstance(node, ast.Call):
             callee = node.func
             if isinstance(callee, ast.Name):

@@ -572,4 +572,4 @@ def test_explain_names_a_notebooks_loops_by_cell_as_check_does(tmp_path: Path, m
         explained = run("nb.ipynb", "--explain", target)
         assert explained.stdout.startswith("nb.ipynb:cell 3:4: `for t in range(xs.shape[0]):` in `f`"), explained.stdout
         assert "reported: JLF002" in explained.stdout
-    assert "no `for` loop at line 4 of cell 2" in run("nb.ipynb", "--explain", "nb.ipynb:cell 2:4").stdout
+    assert "no `for` loop or comprehension at line 4 of cell 2" in run("nb.ipynb", "--explain", "nb.ipynb:cell 2:4").stdout

@@ -718,3 +718,29 @@ def test_an_item_asked_its_python_type_is_a_python_value() -> None:
     )
     assert [d.code for d in lint_text(source.format(types="(int, float)"), "m.py", Settings())] == []
     assert [d.code for d in lint_text(source.format(types="jax.Array"), "m.py", Settings())] == ["JLF002"]
+
+
+def _kinds_of(source: str, function: str) -> ValueKinds:
+    parsed = ParsedModule(textwrap.dedent(source), "m.py")
+    traced = next(t for f, t in find_traced_functions(parsed).items() if f.name.value == function)
+    return ValueKinds(parsed, traced, module_constants(parsed))
+
+
+def test_pytree_annotations_are_not_arrays() -> None:
+    kinds = _kinds_of(
+        """
+        import chex
+        import jax
+        from jaxtyping import PyTree
+
+        def helper(tree: chex.ArrayTree, leaves: PyTree, device: chex.ArrayDeviceTree, x: chex.Array):
+            return tree, leaves, device, x
+
+        @jax.jit
+        def f(a):
+            return helper(a, a, a, a)
+        """,
+        "helper",
+    )
+    assert {kinds.of_name(n).name for n in ("tree", "leaves", "device")} == {"unknown"}
+    assert kinds.of_name("x").name == "array"

@@ -798,21 +798,7 @@ class LoopPlanner:
     def _jit_disabled_branch(self, loop: cst.For) -> str | None:
         """`if config.disable_jit.value:` / `if _DISABLE_CONTROL_FLOW_PRIM:`: the loop is the
         eager fallback of a structured loop, run only when nothing is traced."""
-        child: cst.CSTNode = loop
-        for ancestor in self.parsed.ancestors(loop):
-            if ancestor is self.traced.node:
-                break
-            if isinstance(ancestor, cst.If) and child is ancestor.body:
-                test = self.parsed.code(ancestor.test).lower()
-                if "disable_jit" in test or "disable_control_flow" in test:
-                    return f"it runs only when tracing is disabled (`if {shorten(self.parsed.code(ancestor.test), 40)}:`)"
-            if isinstance(ancestor, cst.If) and _asks_if_traced(ancestor.test) is (child is not ancestor.body):
-                return (
-                    f"it runs only when a runtime check says nothing is traced "
-                    f"(the {'else ' if child is not ancestor.body else ''}branch of `if {shorten(self.parsed.code(ancestor.test), 40)}:`)"
-                )
-            child = ancestor
-        return None
+        return untraced_branch_of(self.parsed, self.traced.node, loop)
 
     def _renders_text(self) -> str | None:
         """`def to_html(jaxpr) -> str:`: a traced function cannot return text, so a function
@@ -1769,6 +1755,27 @@ def _modules_per_step(
         return None
     if isinstance(header, cst.Call) and parsed.qualified_name(header.func) == "builtins.range" and len(header.args) == 1:
         return parsed.code(header.args[0].value), " ".join(parsed.code(node if not isinstance(node, cst.For) else node.iter).split())
+    return None
+
+
+def untraced_branch_of(parsed: ParsedModule, func: cst.FunctionDef, node: cst.CSTNode) -> str | None:
+    """Evidence that `node` (a loop, a comprehension) of `func` runs only when nothing is traced:
+    it sits in the branch of `if config.disable_jit.value:` or of a runtime check such as
+    `if not isinstance(x, jax.core.Tracer):` that holds only outside a trace."""
+    child: cst.CSTNode = node
+    for ancestor in parsed.ancestors(node):
+        if ancestor is func:
+            break
+        if isinstance(ancestor, cst.If) and child is ancestor.body:
+            test = parsed.code(ancestor.test).lower()
+            if "disable_jit" in test or "disable_control_flow" in test:
+                return f"it runs only when tracing is disabled (`if {shorten(parsed.code(ancestor.test), 40)}:`)"
+        if isinstance(ancestor, cst.If) and _asks_if_traced(ancestor.test) is (child is not ancestor.body):
+            return (
+                f"it runs only when a runtime check says nothing is traced "
+                f"(the {'else ' if child is not ancestor.body else ''}branch of `if {shorten(parsed.code(ancestor.test), 40)}:`)"
+            )
+        child = ancestor
     return None
 
 

@@ -161,6 +161,10 @@ PYTHON_VALUE_MODULES = ("math.", "numpy.", "scipy.", "operator.", "itertools.", 
 STATIC_ANNOTATIONS = frozenset({"int", "float", "bool", "str", "builtins.int", "builtins.float", "builtins.bool",
                                 "builtins.str"})
 ARRAY_ANNOTATIONS = ("jax.Array", "jax.numpy.ndarray", "jaxtyping.", "chex.Array", "jax.typing.ArrayLike")
+# Annotations those prefixes take in that are not arrays: pytrees of arrays (`chex.ArrayTree` is a
+# union of an array, iterables and mappings of ArrayTrees; `jaxtyping.PyTree[...]` any pytree) and a dtype.
+PYTREE_ANNOTATIONS = frozenset({"chex.ArrayTree", "chex.ArrayDeviceTree", "chex.ArrayNumpyTree", "chex.ArrayDType",
+                                "jaxtyping.PyTree", "jaxtyping.PyTreeDef"})
 # Framework labels (`TracedFunction.module`) whose modules' declared fields are Python values
 # under the trace: Flax linen modules (dataclasses of hyperparameters) and NNX modules (whose
 # attributes that are not arrays stay static).
@@ -289,7 +293,7 @@ class ValueKinds:
             return UNKNOWN_KIND
         if text in STATIC_ANNOTATIONS:
             return UNKNOWN_KIND  # a helper's `n: int` may be passed a tracer all the same
-        if text.startswith(ARRAY_ANNOTATIONS):
+        if text.startswith(ARRAY_ANNOTATIONS) and text not in PYTREE_ANNOTATIONS:
             return Kind(ARRAY, why=f"`{name}`, annotated `{self.parsed.code(annotation)}`")
         if declared_sequence(self.parsed, annotation):
             # `sizes: Sequence[int]`, `layers: list[jax.Array]`: a transform traces the leaves, never
@@ -641,10 +645,20 @@ class ValueKinds:
         saved = dict(self.env)
         try:
             for clause in _for_clauses(comp.for_in):
-                self._bind(clause.target, self.of(clause.iter).items())
+                self._bind_items(clause.target, clause.iter)
             return self.of(element)
         finally:
             self.env = saved
+
+    def _bind_items(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
+        """Bind a comprehension's target to the items of what it iterates, each position of
+        `enumerate(xs)` / `zip(a, b)` to its own source's items."""
+        parts = self._per_position(target, iterable)
+        if parts is None:
+            self._bind(target, self.of(iterable).items())
+            return
+        for part, source in parts:
+            self._bind(part, Kind(STATIC, why="the counter of `enumerate`") if source is None else self.of(source).items())
 
     # -- bindings --------------------------------------------------------------------------
     def _bind(self, target: cst.BaseExpression, kind: Kind) -> None:

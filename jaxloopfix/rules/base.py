@@ -17,6 +17,7 @@ from typing import ClassVar
 
 import libcst as cst
 
+from jaxloopfix.analysis.comprehensions import ComprehensionReport, judge_comprehensions
 from jaxloopfix.analysis.cross_module import ModuleLinks
 from jaxloopfix.analysis.loops import module_constants
 from jaxloopfix.analysis.plan import LoopPlan
@@ -127,6 +128,33 @@ class FileContext:
             declarations.update(links.declarations)
             links.wanted, links.declarations = wanted, declarations
         return found
+
+    @cached_property
+    def comprehension_reports(self) -> list[ComprehensionReport]:
+        """Comprehensions in traced functions that step over array data (`comprehensions.py`);
+        one inside a reported loop is left to the loop's diagnostic."""
+        reported = {id(plan.loop) for plan in self.loop_plans}
+        parsed = self.parsed
+
+        def inside_reported(node: cst.CSTNode) -> bool:
+            return bool(reported) and any(id(a) in reported for a in parsed.ancestors(node))
+
+        constants: dict[str, int] | None = None
+        found: list[ComprehensionReport] = []
+        for traced in self.traced.values():
+            if constants is None:
+                constants = module_constants(parsed)
+            reports, decisions = judge_comprehensions(
+                parsed, traced, constants, self.settings.min_trip_count, self.finder.is_module_class, inside_reported,
+            )
+            found.extend(reports)
+            self.comprehension_decisions.extend(decisions)
+        return found
+
+    @cached_property
+    def comprehension_decisions(self) -> list[tuple[cst.BaseComp, str, str]]:
+        """Every comprehension judged, with the row that decided and its evidence (`--explain`)."""
+        return []
 
     @cached_property
     def decisions(self) -> list[tuple[cst.For, str, str]]:

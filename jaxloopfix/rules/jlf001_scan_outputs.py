@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from jaxloopfix.diagnostics import Diagnostic
 from jaxloopfix.rules.base import FileContext, Rule
-from jaxloopfix.rules.scan_report import loop_diagnostic
+from jaxloopfix.rules.scan_report import comprehension_diagnostic, loop_diagnostic
 
 
 class ScanWithOutputs(Rule):
@@ -59,6 +59,11 @@ class ScanWithOutputs(Rule):
     nested `def step(x_t)` for longer bodies), with `in_axes`/`out_axes` for other
     axes, under the same safety rules.
 
+    A comprehension or generator expression that steps over array data (the
+    rows of an array, a `range` as long as an array axis) unrolls the same way:
+    `jnp.stack([f(r) for r in xs])` puts one copy of `f` per row into the
+    program. It is reported without a fix; `jax.vmap(f)(xs)` is the rewrite.
+
     A carry updated as `h = a * h + b` (`a`, `b` free of `h`: GAE, discounted
     returns, moving averages, diagonal SSMs) is a linear recurrence: its fix is
     `lax.associative_scan` of the steps' affine maps (of `jnp.add` for a running
@@ -91,3 +96,5 @@ class ScanWithOutputs(Rule):
         for plan in context.loop_plans:
             if plan.accumulates:
                 yield loop_diagnostic(context, plan, self.code)
+        for report in context.comprehension_reports:
+            yield comprehension_diagnostic(context, report, self.code)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import partial
 
 from jaxloopfix.analysis.batched_products import batched_product_reason
+from jaxloopfix.analysis.comprehensions import ComprehensionReport
 from jaxloopfix.analysis.linear_recurrence import (
     PRIMITIVES, LinearRecurrence, find_linear_recurrence, recurrence_kind, recurrence_text,
 )
@@ -115,6 +116,20 @@ def loop_diagnostic(context: FileContext, plan: LoopPlan, code: str) -> Diagnost
     if reason is not None:
         message += f" (no fix: {reason})"
     return node_diagnostic(context, code, message, loop, loop.iter, plan.function, fix=fix, no_fix_reason=reason)
+
+
+# Why a comprehension gets no fix.
+COMPREHENSION_NO_FIX = "jaxloopfix does not rewrite comprehensions; map the element with `jax.vmap` (or `lax.map`) over the rows"
+
+
+def comprehension_diagnostic(context: FileContext, report: ComprehensionReport, code: str) -> Diagnostic:
+    """A comprehension that steps over array data: unrolled as a loop is, reported without a fix."""
+    comp = report.node
+    message = (
+        f"Python {report.name} in traced function `{report.function.name}` steps over {report.steps} "
+        f"and is unrolled into one copy per step (no fix: {COMPREHENSION_NO_FIX})"
+    )
+    return node_diagnostic(context, code, message, comp, comp.for_in.iter, report.function, no_fix_reason=COMPREHENSION_NO_FIX)
 
 
 def render_fix(context: FileContext, plan: LoopPlan) -> tuple[Fix | None, str | None]:

@@ -1,0 +1,333 @@
+"""Comprehensions in traced code that step over array data: unrolled like a `for` loop.
+
+Under a trace `[f(r) for r in xs]` runs `f` once per row of `xs`, and the compiled
+program holds one copy of its work per row, exactly as `for r in xs:
+out.append(f(r))` does; `sum(w[i] * x[i] for i in range(len(x)))` likewise. The
+comprehension is judged from the kinds of its values (`value_kinds.py`), clause by
+clause (`[x[i, j] for i in range(2) for j in range(x.shape[1])]` steps along an axis
+in its second clause):
+
+- a clause steps over array data when what it iterates is an array (its rows; also
+  inside `zip`, `enumerate` and `reversed`), or a `range` as long as an array
+  axis (`range(x.shape[0])`, `range(0, len(x), 2)` of an array);
+- a comprehension is left alone when it runs only outside a trace (the branch of
+  `if jax.config.jax_disable_jit:`), when each step calls an item the index selects
+  (`nets[i](x[i])`, a list of functions) or builds a module (`nn.Dense(1)(...)`),
+  when, stepping over a `range`, each step builds a Python value or repeats one
+  value, when it builds the index of a subscript (`tuple(idx[..., d] for d in
+  range(k))`), when it takes a few static steps or steps over axes, and when nothing
+  shows it steps over array data: a list of layers, a dict of parameters, a traced
+  argument that may be a pytree (iterating a bare `jit` argument is left alone: it
+  may be a list of arrays), a `range` of a Python count (agents, dimensions).
+
+A comprehension gets no fix: the rewrite (`jax.vmap` of the element, or
+`lax.map`) is the user's to write. Lambdas are judged as their own functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
+
+import libcst as cst
+
+from jaxloopfix.analysis.arrays import ArrayFacts
+from jaxloopfix.analysis.loops import IterationAnalyzer, TripCount
+from jaxloopfix.analysis.names import parameters
+from jaxloopfix.analysis.planner import untraced_branch_of
+from jaxloopfix.analysis.source import ParsedModule, descendants, shorten
+from jaxloopfix.analysis.traced import TracedFunction
+from jaxloopfix.analysis.traced_values import own_nodes
+from jaxloopfix.analysis.value_kinds import ARRAY, CONTAINER, SHAPE, STATIC, TRACED, ValueKinds
+from jaxloopfix.analysis.walk import walk
+
+COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
+# What a comprehension's node is called in messages.
+NAMES = {cst.ListComp: "list comprehension", cst.SetComp: "set comprehension",
+         cst.GeneratorExp: "generator expression", cst.DictComp: "dict comprehension"}
+# Calls that wrap what a comprehension iterates without changing whose rows it steps over.
+WRAPPERS = frozenset({"builtins.zip", "builtins.enumerate", "builtins.reversed"})
+
+Decision = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class ComprehensionReport:
+    """A comprehension that unrolls array work, with what it steps over in words."""
+
+    node: cst.BaseComp
+    function: TracedFunction
+    steps: str
+
+    @property
+    def name(self) -> str:
+        return NAMES[type(self.node)]
+
+
+class ComprehensionJudge:
+    """Decides the comprehensions of one traced function (`decide`), from two tables of rows:
+    `COMPREHENSION_ROWS` on the whole comprehension, then `CLAUSE_ROWS` on each `for` clause."""
+
+    def __init__(
+        self, parsed: ParsedModule, traced: TracedFunction, constants: dict[str, int], min_trip_count: int,
+        is_module_class: Callable[[cst.BaseExpression], bool],
+    ) -> None:
+        self.parsed = parsed
+        self.traced = traced
+        self.constants = constants
+        self.min_trip_count = min_trip_count
+        self.is_module_class = is_module_class
+
+    @cached_property
+    def kinds(self) -> ValueKinds:
+        return ValueKinds(self.parsed, self.traced, self.constants)
+
+    @cached_property
+    def iterations(self) -> IterationAnalyzer:
+        possible = {p.name.value for p in parameters(self.traced.node, stars=False)} - self.traced.static_params - {"self", "cls"}
+        return IterationAnalyzer(self.parsed, self.traced, ArrayFacts(self.parsed, self.traced.node, possible), self.constants)
+
+    def decide(self, comp: cst.BaseComp) -> Decision:
+        """(the row that decided, its evidence); the row `reported` reports it."""
+        for row in COMPREHENSION_ROWS:
+            found = row(self, comp)
+            if found is not None:
+                return found
+        clauses = _clauses(comp)
+        first: Decision | None = None
+        for clause in clauses:
+            for clause_row in CLAUSE_ROWS:
+                found = clause_row(self, comp, clause)
+                if found is not None:
+                    if found[0] == "reported":
+                        return found
+                    first = first or found
+                    break
+        return first or ("no_array_steps", "nothing shows that it steps over array data (rows of an array, or an array axis)")
+
+    # -- rows on the whole comprehension ------------------------------------------------------
+    def untraced_branch(self, comp: cst.BaseComp) -> Decision | None:
+        """The eager fallback under `if jax.config.jax_disable_jit:` or a runtime tracer check."""
+        evidence = untraced_branch_of(self.parsed, self.traced.node, comp)
+        return ("untraced_branch", evidence) if evidence is not None else None
+
+    def structure_per_step(self, comp: cst.BaseComp) -> Decision | None:
+        """`[nets[i](obs[i]) for i in ...]`: the index selects a function or module that is called;
+        `[nn.Dense(1)(x[:, i]) for i in ...]`: each step builds a module. Distinct computations
+        (or module state, `nn.scan`'s territory), not one step mapped over rows."""
+        targets = _target_names(comp)
+        for node in descendants(_element(comp)):
+            if not isinstance(node, cst.Call):
+                continue
+            func = node.func
+            selected = {n.value for n in descendants(func) if isinstance(n, cst.Name)} if isinstance(func, cst.Subscript) else set()
+            if targets & selected:
+                return "structure_per_step", f"the index selects `{shorten(self.parsed.code(func), 30)}`, which is called (a list of functions or modules)"
+            built = func.func if isinstance(func, cst.Call) else func
+            if isinstance(built, (cst.Name, cst.Attribute)) and self.is_module_class(built):
+                return "structure_per_step", f"each step builds the module `{shorten(self.parsed.code(built), 30)}(...)` (`nn.scan`/`hk.scan` territory)"
+        return None
+
+    def python_element(self, comp: cst.BaseComp) -> Decision | None:
+        """Over `range`s only (iterating an array slices it per row, whatever the element):
+        `[x.shape[i] for i in range(x.shape[0])]` and strings `"".join` takes build Python values;
+        `[mask for _ in range(n)]` repeats one value, no operation per step."""
+        if any(self._array_sources(clause) for clause in _clauses(comp)):
+            return None
+        element = _element(comp)
+        kind = self.kinds._comprehension_kind(comp, element)
+        if kind.python or kind.text:
+            return "python_element", f"each step builds a Python value ({kind.why or kind.name})"
+        parent = self.parsed.parent(comp)
+        if isinstance(parent, cst.Arg) and isinstance(call := self.parsed.parent(parent), cst.Call) \
+                and isinstance(call.func, cst.Attribute) and call.func.attr.value == "join" \
+                and isinstance(call.func.value, (cst.SimpleString, cst.ConcatenatedString)):
+            return "python_element", f"`{shorten(self.parsed.code(call.func), 20)}` joins its steps into text: each step is a string"
+        if isinstance(element, (cst.Name, cst.Attribute)) and len(_clauses(comp)) == 1 and not _target_names(comp) & {
+                n.value for n in (element, *descendants(element)) if isinstance(n, cst.Name)}:
+            return "repeats_value", f"each step repeats `{shorten(self.parsed.code(element), 30)}`: no operation per step"
+        return None
+
+    def index_tuple(self, comp: cst.BaseComp) -> Decision | None:
+        """`ind = tuple(idx[..., i] for i in range(d))`, then `mesh.at[ind]`: one index per
+        dimension, a Python tuple that selects elements (the items of an index, not rows of work)."""
+        parent = self.parsed.parent(comp)
+        holder: cst.CSTNode = comp
+        if isinstance(parent, cst.Arg) and isinstance(call := self.parsed.parent(parent), cst.Call) \
+                and self.parsed.qualified_name(call.func) == "builtins.tuple":
+            holder = call
+        around = self.parsed.parent(holder)
+        if isinstance(around, cst.Index):
+            return "index_tuple", "it builds the index of a subscript, one item per dimension"
+        if not (isinstance(around, cst.Assign) and len(around.targets) == 1 and isinstance(around.targets[0].target, cst.Name)):
+            return None
+        name = around.targets[0].target.value
+        reads = [n for n in walk(self.traced.node.body) if isinstance(n, cst.Name) and n.value == name and n is not around.targets[0].target]
+        if reads and all(isinstance(self.parsed.parent(n), cst.Index) for n in reads):
+            return "index_tuple", f"`{name}` is used only as the index of a subscript: one item per dimension"
+        return None
+
+    # -- rows on one `for` clause -------------------------------------------------------------
+    def few_steps(self, comp: cst.BaseComp, clause: cst.CompFor) -> Decision | None:
+        """`[f(x, k) for k in range(3)]`: a few static steps (fewer than `min-trip-count`)."""
+        trip = self._range_trip(clause.iter)
+        if trip is not None and trip.kind in ("literal", "constant", "bounded") and trip.value is not None \
+                and trip.value < self.min_trip_count:
+            return "few_steps", f"it takes {trip.value} static steps (fewer than `min-trip-count` = {self.min_trip_count})"
+        if trip is not None and trip.kind == "ndim":
+            return "array_axes", "it steps over the axes of an array (`range(x.ndim)`, the length of a shape), a few static steps"
+        return None
+
+    def array_rows(self, comp: cst.BaseComp, clause: cst.CompFor) -> Decision | None:
+        """`[f(r) for r in xs]`, `zip(xs, ys)`, `enumerate(xs)` with `xs` an array: its rows. Every
+        source of a `zip` must be an array: zipped with a list (`zip(agents, jnp.eye(n))`), the
+        steps follow the list."""
+        sources = self._array_sources(clause)
+        if not sources:
+            return None
+        source = sources[0]
+        kind = self.kinds.of(source)
+        why = f": {kind.why}" if kind.why and kind.why != f"`{self.parsed.code(source)}`" else ""
+        return "reported", f"the rows of `{shorten(self.parsed.code(source), 40)}` (an array{why})"
+
+    def axis_range(self, comp: cst.BaseComp, clause: cst.CompFor) -> Decision | None:
+        """`[x[i] * w for i in range(x.shape[0])]`: a range as long as an array axis."""
+        trip = self._range_trip(clause.iter)
+        if trip is not None and trip.kind == "shape":
+            return "reported", f"`{shorten(self.parsed.code(clause.iter), 40)}` (as long as an array axis)"
+        return None
+
+    # -- evidence ------------------------------------------------------------------------------
+    def _array_sources(self, clause: cst.CompFor) -> list[cst.BaseExpression]:
+        """What the clause steps over the rows of, when every source is an array (else none)."""
+        sources = _sources(self.parsed, clause.iter)
+        return sources if sources and all(self._array(source) for source in sources) else []
+
+    def _array(self, expr: cst.BaseExpression) -> bool:
+        """Both analyses agree `expr` is one array (a traced argument only with array evidence)."""
+        kind = self.kinds.of(expr)
+        return self.iterations.facts.is_array(expr) and (kind.name == ARRAY and not kind.host or kind.name == TRACED)
+
+    def _range_trip(self, iterable: cst.BaseExpression) -> TripCount | None:
+        """The trip count of `range(stop)`, `range(start, stop)` or `range(start, stop, k)` with a
+        positive literal `k` (inside `reversed`), else None. A length or dimension of a Python value
+        (a shape, a list, a host NumPy table) is no array axis."""
+        if isinstance(iterable, cst.Call) and self.parsed.qualified_name(iterable.func) == "builtins.reversed" \
+                and len(iterable.args) == 1:
+            iterable = iterable.args[0].value
+        if not (isinstance(iterable, cst.Call) and self.parsed.qualified_name(iterable.func) == "builtins.range"):
+            return None
+        args = [a.value for a in iterable.args if a.keyword is None and not a.star]
+        if len(args) not in (1, 2, 3) or len(args) != len(iterable.args):
+            return None
+        if len(args) == 3 and not (isinstance(args[2], cst.Integer) and int(args[2].evaluated_value) > 0):
+            return TripCount("unknown")
+        stop = self.iterations.trip_count(args[1] if len(args) > 1 else args[0])
+        if stop.kind == "shape":
+            measured = self.kinds.of(_measured(self.parsed, args[1] if len(args) > 1 else args[0]) or args[0])
+            if measured.name == SHAPE:
+                return TripCount("ndim")
+            if measured.name in (CONTAINER, STATIC) or measured.host:
+                return TripCount("static")
+        if len(args) >= 2 and stop.kind in ("literal", "constant") and stop.value is not None:
+            start = self.iterations.trip_count(args[0])
+            if start.kind in ("literal", "constant") and start.value is not None:
+                return TripCount(stop.kind, len(range(start.value, stop.value, int(args[2].evaluated_value) if len(args) == 3 else 1)))  # type: ignore[union-attr]
+            return TripCount("bounded", stop.value) if self.iterations._non_negative(args[0]) else TripCount("unknown")
+        return stop
+
+
+def _clauses(comp: cst.BaseComp) -> list[cst.CompFor]:
+    found: list[cst.CompFor] = []
+    clause: cst.CompFor | None = comp.for_in
+    while clause is not None:
+        found.append(clause)
+        clause = clause.inner_for_in
+    return found
+
+
+def _element(comp: cst.BaseComp) -> cst.BaseExpression:
+    return comp.value if isinstance(comp, cst.DictComp) else comp.elt  # type: ignore[attr-defined]
+
+
+def _target_names(comp: cst.BaseComp) -> set[str]:
+    """Every name a clause of the comprehension binds (walrus targets included)."""
+    names = {n.value for clause in _clauses(comp) for n in (clause.target, *descendants(clause.target)) if isinstance(n, cst.Name)}
+    names |= {n.target.value for n in descendants(comp) if isinstance(n, cst.NamedExpr) and isinstance(n.target, cst.Name)}
+    return names
+
+
+def _sources(parsed: ParsedModule, iterable: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """What `iterable` steps over the items of: itself, or the arguments of `zip`/`enumerate`/`reversed`."""
+    if isinstance(iterable, cst.Call) and parsed.qualified_name(iterable.func) in WRAPPERS:
+        return [a.value for a in iterable.args if a.keyword is None and not a.star]
+    return [iterable]
+
+
+def _measured(parsed: ParsedModule, expr: cst.BaseExpression) -> cst.BaseExpression | None:
+    """`xs` of `len(xs)` or of `xs.shape[k]`, else None."""
+    if isinstance(expr, cst.Call) and parsed.qualified_name(expr.func) == "builtins.len" and len(expr.args) == 1:
+        return expr.args[0].value
+    if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Attribute) and expr.value.attr.value == "shape":
+        return expr.value.value
+    return None
+
+
+def candidate(parsed: ParsedModule, comp: cst.BaseComp) -> bool:
+    """A cheap test before kinds are computed: a comprehension each of whose clauses iterates a
+    literal, a dict's `.items()`/`.keys()`/`.values()` or a `range` of literals is never reported."""
+    return any(_may_step_over_arrays(clause.iter) for clause in _clauses(comp))
+
+
+def _may_step_over_arrays(iterable: cst.BaseExpression) -> bool:
+    if isinstance(iterable, (cst.List, cst.Tuple, cst.Set, cst.Dict, cst.SimpleString, cst.ConcatenatedString)):
+        return False
+    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) \
+            and iterable.func.attr.value in ("items", "keys", "values"):
+        return False
+    return not (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "range"
+                and all(isinstance(a.value, cst.Integer) for a in iterable.args))
+
+
+# The decision tables of `ComprehensionJudge.decide`, in order: the first row that answers decides.
+COMPREHENSION_ROWS: tuple[Callable[[ComprehensionJudge, cst.BaseComp], Decision | None], ...] = (
+    ComprehensionJudge.untraced_branch,
+    ComprehensionJudge.structure_per_step,
+    ComprehensionJudge.python_element,
+    ComprehensionJudge.index_tuple,
+)
+CLAUSE_ROWS: tuple[Callable[[ComprehensionJudge, cst.BaseComp, cst.CompFor], Decision | None], ...] = (
+    ComprehensionJudge.few_steps,
+    ComprehensionJudge.array_rows,
+    ComprehensionJudge.axis_range,
+)
+
+
+def judge_comprehensions(
+    parsed: ParsedModule,
+    traced: TracedFunction,
+    constants: dict[str, int],
+    min_trip_count: int,
+    is_module_class: Callable[[cst.BaseExpression], bool],
+    inside_reported: Callable[[cst.CSTNode], bool],
+) -> tuple[list[ComprehensionReport], list[tuple[cst.BaseComp, str, str]]]:
+    """The function's own comprehensions that unroll array work (outermost first; one inside
+    a reported comprehension or a reported loop is not reported again), and every decision."""
+    comps = [c for c in own_nodes(traced.node, COMPREHENSIONS) if candidate(parsed, c)]  # type: ignore[arg-type]
+    if not comps:
+        return [], []
+    judge = ComprehensionJudge(parsed, traced, constants, min_trip_count, is_module_class)
+    reports: list[ComprehensionReport] = []
+    decisions: list[tuple[cst.BaseComp, str, str]] = []
+    taken: set[int] = set()
+    for comp in comps:
+        if inside_reported(comp) or any(id(a) in taken for a in parsed.ancestors(comp)):
+            continue
+        rule, evidence = judge.decide(comp)  # type: ignore[arg-type]
+        decisions.append((comp, rule, evidence))  # type: ignore[arg-type]
+        if rule == "reported":
+            reports.append(ComprehensionReport(comp, traced, evidence))  # type: ignore[arg-type]
+            taken.add(id(comp))
+    return reports, decisions
+
