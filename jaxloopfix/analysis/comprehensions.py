@@ -38,11 +38,13 @@ from jaxloopfix.analysis.names import parameters
 from jaxloopfix.analysis.planner import untraced_branch_of
 from jaxloopfix.analysis.source import ParsedModule, descendants, shorten
 from jaxloopfix.analysis.traced import TracedFunction
-from jaxloopfix.analysis.traced_values import own_nodes
 from jaxloopfix.analysis.value_kinds import ARRAY, CONTAINER, SHAPE, STATIC, TRACED, ValueKinds
 from jaxloopfix.analysis.walk import walk
 
 COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
+COMPREHENSION_TYPES = frozenset(COMPREHENSIONS)  # exact classes: `isinstance` on libcst's ABCs is slow
+# What owns a comprehension: the innermost function, lambda or class around it.
+SCOPES = frozenset({cst.FunctionDef, cst.Lambda, cst.ClassDef})
 # What a comprehension's node is called in messages.
 NAMES = {cst.ListComp: "list comprehension", cst.SetComp: "set comprehension",
          cst.GeneratorExp: "generator expression", cst.DictComp: "dict comprehension"}
@@ -50,6 +52,7 @@ NAMES = {cst.ListComp: "list comprehension", cst.SetComp: "set comprehension",
 WRAPPERS = frozenset({"builtins.zip", "builtins.enumerate", "builtins.reversed"})
 
 Decision = tuple[str, str]
+NO_ARRAY_STEPS: Decision = ("no_array_steps", "nothing shows that it steps over array data (rows of an array, or an array axis)")
 
 
 @dataclass(frozen=True)
@@ -89,7 +92,16 @@ class ComprehensionJudge:
         return IterationAnalyzer(self.parsed, self.traced, ArrayFacts(self.parsed, self.traced.node, possible), self.constants)
 
     def decide(self, comp: cst.BaseComp) -> Decision:
-        """(the row that decided, its evidence); the row `reported` reports it."""
+        """(the row that decided, its evidence); the row `reported` reports it. Most comprehensions
+        step over lists, dicts and Python counts: when no clause iterates something `ArrayFacts`
+        calls an array, or a `range` whose count is an array length, the clause rows decide without
+        the function's kinds (worked out only for comprehensions that may be reported)."""
+        if not any(self._may_step_over_arrays(clause) for clause in _clauses(comp)):
+            for clause in _clauses(comp):
+                found = self.few_steps(comp, clause)
+                if found is not None:
+                    return found
+            return NO_ARRAY_STEPS
         for row in COMPREHENSION_ROWS:
             found = row(self, comp)
             if found is not None:
@@ -104,7 +116,7 @@ class ComprehensionJudge:
                         return found
                     first = first or found
                     break
-        return first or ("no_array_steps", "nothing shows that it steps over array data (rows of an array, or an array axis)")
+        return first or NO_ARRAY_STEPS
 
     # -- rows on the whole comprehension ------------------------------------------------------
     def untraced_branch(self, comp: cst.BaseComp) -> Decision | None:
@@ -199,6 +211,14 @@ class ComprehensionJudge:
         return None
 
     # -- evidence ------------------------------------------------------------------------------
+    def _may_step_over_arrays(self, clause: cst.CompFor) -> bool:
+        """Without kinds: every source is an array to `ArrayFacts`, or a `range` as long as an array."""
+        sources = _sources(self.parsed, clause.iter)
+        if sources and all(self.iterations.facts.is_array(source) for source in sources):
+            return True
+        trip = self._range_trip(clause.iter)
+        return trip is not None and trip.kind == "shape"
+
     def _array_sources(self, clause: cst.CompFor) -> list[cst.BaseExpression]:
         """What the clause steps over the rows of, when every source is an array (else none)."""
         sources = _sources(self.parsed, clause.iter)
@@ -304,6 +324,22 @@ CLAUSE_ROWS: tuple[Callable[[ComprehensionJudge, cst.BaseComp, cst.CompFor], Dec
 )
 
 
+def own_comprehensions(parsed: ParsedModule) -> dict[cst.CSTNode, list[cst.BaseComp]]:
+    """Each function's own comprehensions that may step over arrays (`candidate`), in document
+    order: one pass over the module's nodes, kept with the text (a walk of every traced
+    function's body cost more than the judging)."""
+    kept = parsed.kept("own comprehensions")
+    if "found" not in kept:
+        found: dict[cst.CSTNode, list[cst.BaseComp]] = {}
+        for node in parsed.nodes:
+            if type(node) in COMPREHENSION_TYPES and candidate(parsed, node):  # type: ignore[arg-type]
+                owner = next((a for a in parsed.ancestors(node) if type(a) in SCOPES), None)
+                if type(owner) is cst.FunctionDef:
+                    found.setdefault(owner, []).append(node)  # type: ignore[arg-type]
+        kept["found"] = found
+    return kept["found"]
+
+
 def judge_comprehensions(
     parsed: ParsedModule,
     traced: TracedFunction,
@@ -314,7 +350,7 @@ def judge_comprehensions(
 ) -> tuple[list[ComprehensionReport], list[tuple[cst.BaseComp, str, str]]]:
     """The function's own comprehensions that unroll array work (outermost first; one inside
     a reported comprehension or a reported loop is not reported again), and every decision."""
-    comps = [c for c in own_nodes(traced.node, COMPREHENSIONS) if candidate(parsed, c)]  # type: ignore[arg-type]
+    comps = own_comprehensions(parsed).get(traced.node, [])
     if not comps:
         return [], []
     judge = ComprehensionJudge(parsed, traced, constants, min_trip_count, is_module_class)
