@@ -350,6 +350,18 @@ class _Own:
     roots: frozenset[str | None]
 
 
+def _may_step_over_arrays(iterable: ast.expr) -> bool:
+    """`comprehensions.candidate` on the stdlib tree: a comprehension over a literal, a dict's
+    `.items()`/`.keys()`/`.values()` or a `range` of literals never steps over array data."""
+    if isinstance(iterable, (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.Constant, ast.JoinedStr)):
+        return False
+    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute) \
+            and iterable.func.attr in ("items", "keys", "values"):
+        return False
+    return not (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range"
+                and all(isinstance(a, ast.Constant) and isinstance(a.value, int) for a in iterable.args))
+
+
 def _own(func: ast.FunctionDef | ast.AsyncFunctionDef) -> _Own:
     loops = False
     nested: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
@@ -361,7 +373,7 @@ def _own(func: ast.FunctionDef | ast.AsyncFunctionDef) -> _Own:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             nested.append(node)
             continue
-        if isinstance(node, (ast.For, ast.comprehension)):
+        if isinstance(node, ast.For) or isinstance(node, ast.comprehension) and _may_step_over_arrays(node.iter):
             loops = True  # a comprehension steps as a loop does (`comprehensions.py`)
         elif isinstance(node, ast.Call):
             callee = node.func
