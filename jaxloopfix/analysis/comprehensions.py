@@ -38,7 +38,7 @@ from jaxloopfix.analysis.names import parameters
 from jaxloopfix.analysis.planner import untraced_branch_of
 from jaxloopfix.analysis.source import ParsedModule, descendants, shorten
 from jaxloopfix.analysis.traced import TracedFunction
-from jaxloopfix.analysis.value_kinds import ARRAY, CONTAINER, SHAPE, STATIC, TRACED, ValueKinds
+from jaxloopfix.analysis.value_kinds import ARRAY, CONTAINER, SHAPE, STATIC, TRACED, ValueKinds, for_clauses
 from jaxloopfix.analysis.walk import walk
 
 COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
@@ -259,12 +259,7 @@ class ComprehensionJudge:
 
 
 def _clauses(comp: cst.BaseComp) -> list[cst.CompFor]:
-    found: list[cst.CompFor] = []
-    clause: cst.CompFor | None = comp.for_in
-    while clause is not None:
-        found.append(clause)
-        clause = clause.inner_for_in
-    return found
+    return for_clauses(comp.for_in)
 
 
 def _element(comp: cst.BaseComp) -> cst.BaseExpression:

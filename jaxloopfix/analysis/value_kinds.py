@@ -644,7 +644,7 @@ class ValueKinds:
     def _comprehension_kind(self, comp: cst.BaseComp, element: cst.BaseExpression) -> Kind:
         saved = dict(self.env)
         try:
-            for clause in _for_clauses(comp.for_in):
+            for clause in for_clauses(comp.for_in):
                 self._bind_items(clause.target, clause.iter)
             return self.of(element)
         finally:
@@ -772,7 +772,8 @@ class ValueKinds:
             self.env = current
 
 
-def _for_clauses(clause: cst.CompFor | None) -> list[cst.CompFor]:
+def for_clauses(clause: cst.CompFor | None) -> list[cst.CompFor]:
+    """A comprehension's `for` clauses, outermost first."""
     out: list[cst.CompFor] = []
     while clause is not None:
         out.append(clause)

@@ -17,7 +17,7 @@ from typing import ClassVar
 
 import libcst as cst
 
-from jaxloopfix.analysis.comprehensions import ComprehensionReport, judge_comprehensions
+from jaxloopfix.analysis.comprehensions import ComprehensionReport, judge_comprehensions, own_comprehensions
 from jaxloopfix.analysis.cross_module import ModuleLinks
 from jaxloopfix.analysis.loops import module_constants
 from jaxloopfix.analysis.plan import LoopPlan
@@ -80,7 +80,6 @@ class FileContext:
         a transform applies to it and its framework: the project pass lints a file again each
         time other modules trace more of it, and the plans of functions traced before are
         taken up again, with the project names they asked about (`_FunctionPlans`)."""
-        constants: dict[str, int] | None = None
         plans: list[LoopPlan] = []
         kept = self.parsed.kept("loop plans")
         state = (self.finder.state_key(), self.settings.min_trip_count)
@@ -95,9 +94,7 @@ class FileContext:
             key = (traced.node, frozenset(traced.static_params), traced.transformed, traced.module, traced.passed_through)
             found = kept.get(key)
             if found is None:
-                if constants is None:
-                    constants = module_constants(self.parsed)
-                found = kept[key] = self._plan(traced, loops, constants)
+                found = kept[key] = self._plan(traced, loops, self.constants)
             plans.extend(replace(plan, function=traced) for plan in found.plans)
             self.skipped.extend(found.skipped)
             self.decisions.extend(found.decisions)
@@ -130,6 +127,12 @@ class FileContext:
         return found
 
     @cached_property
+    def constants(self) -> dict[str, int]:
+        """The module's int constants (`module_constants`), read once per file by loop plans and
+        comprehensions alike, and only when a traced function holds one of them."""
+        return module_constants(self.parsed)
+
+    @cached_property
     def comprehension_reports(self) -> list[ComprehensionReport]:
         """Comprehensions in traced functions that step over array data (`comprehensions.py`);
         one inside a reported loop is left to the loop's diagnostic."""
@@ -139,13 +142,13 @@ class FileContext:
         def inside_reported(node: cst.CSTNode) -> bool:
             return bool(reported) and any(id(a) in reported for a in parsed.ancestors(node))
 
-        constants: dict[str, int] | None = None
         found: list[ComprehensionReport] = []
-        for traced in self.traced.values():
-            if constants is None:
-                constants = module_constants(parsed)
+        owners = own_comprehensions(parsed)
+        for func, traced in self.traced.items():
+            if func not in owners:
+                continue
             reports, decisions = judge_comprehensions(
-                parsed, traced, constants, self.settings.min_trip_count, self.finder.is_module_class, inside_reported,
+                parsed, traced, self.constants, self.settings.min_trip_count, self.finder.is_module_class, inside_reported,
             )
             found.extend(reports)
             self.comprehension_decisions.extend(decisions)
