@@ -11,8 +11,13 @@ from __future__ import annotations
 
 import libcst as cst
 
+from typing import TYPE_CHECKING
+
 from jaxloopfix.analysis.names import parameters
 from jaxloopfix.analysis.source import ParsedModule
+
+if TYPE_CHECKING:
+    from jaxloopfix.analysis.array_fields import ArrayFields
 
 ARRAY_MODULES = ("jax.numpy.", "jax.lax.", "jax.nn.", "jax.random.", "jax.scipy.")
 ARRAY_ANNOTATIONS = frozenset(
@@ -103,9 +108,14 @@ class ArrayFacts:
     """Array evidence for the names of one function (flow-insensitive, which errs towards evidence
     only where a name is used as an array somewhere; containers never gain evidence)."""
 
-    def __init__(self, parsed: ParsedModule, func: cst.FunctionDef, traced_params: set[str] | None = None) -> None:
+    def __init__(
+        self, parsed: ParsedModule, func: cst.FunctionDef, traced_params: set[str] | None = None,
+        fields: ArrayFields | None = None,
+    ) -> None:
         self.parsed = parsed
         self.func = func
+        # Attributes of the instance with array evidence in its class (`array_fields`).
+        self.fields = fields
         self.names: set[str] = set()
         # Document order of the first evidence for each name (-1: an annotation, valid throughout).
         self.first_evidence: dict[str, int] = {}
@@ -208,6 +218,8 @@ class ArrayFacts:
                 isinstance(e.slice, cst.Index) and isinstance(e.slice.value, cst.SimpleString) for e in expr.slice
             )
         if isinstance(expr, cst.Attribute):
+            if self.fields is not None and self.fields.of(expr) is not None:
+                return True
             return expr.attr.value in {"T", "mT", "real", "imag"} and self.is_array(expr.value)
         if isinstance(expr, cst.IfExp):
             return self.is_array(expr.body) and self.is_array(expr.orelse)

@@ -32,6 +32,7 @@ from functools import cached_property
 
 import libcst as cst
 
+from jaxloopfix.analysis.array_fields import array_fields
 from jaxloopfix.analysis.arrays import ArrayFacts
 from jaxloopfix.analysis.loops import IterationAnalyzer, TripCount
 from jaxloopfix.analysis.names import parameters
@@ -89,7 +90,8 @@ class ComprehensionJudge:
     @cached_property
     def iterations(self) -> IterationAnalyzer:
         possible = {p.name.value for p in parameters(self.traced.node, stars=False)} - self.traced.static_params - {"self", "cls"}
-        return IterationAnalyzer(self.parsed, self.traced, ArrayFacts(self.parsed, self.traced.node, possible), self.constants)
+        facts = ArrayFacts(self.parsed, self.traced.node, possible, array_fields(self.parsed, self.traced.node))
+        return IterationAnalyzer(self.parsed, self.traced, facts, self.constants)
 
     def decide(self, comp: cst.BaseComp) -> Decision:
         """(the row that decided, its evidence); the row `reported` reports it. Most comprehensions

@@ -13,6 +13,7 @@ from functools import cached_property
 
 import libcst as cst
 
+from jaxloopfix.analysis.array_fields import array_fields
 from jaxloopfix.analysis.arrays import ArrayFacts
 from jaxloopfix.analysis.body import body_refusal
 from jaxloopfix.analysis.containers import BOUND_TO_CONTAINER, KEEPS_NOTHING, NAMED_STRUCTURE, NO_ARRAY_OPERATION, SELECTS_ITEMS, ContainerEvidence, _own_descendants, string_from, array_rows_call
@@ -94,7 +95,7 @@ class LoopPlanner:
         # are reported, and a fix that slices them is unsafe until they are proven arrays.
         possible = {p.name.value for p in parameters(traced.node, stars=False)} - traced.static_params - {"self", "cls"}
         possible |= assigned_names(list(traced.node.body.body)) if isinstance(traced.node.body, cst.IndentedBlock) else set()
-        self.facts = ArrayFacts(parsed, traced.node, possible)
+        self.facts = ArrayFacts(parsed, traced.node, possible, array_fields(parsed, traced.node))
         self.iterations = IterationAnalyzer(parsed, traced, self.facts, constants)
         self.evidence = ContainerEvidence(
             parsed, traced.node, self.facts, self.iterations._local_values, is_module_class or (lambda expr: False),

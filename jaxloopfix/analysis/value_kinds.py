@@ -27,6 +27,7 @@ from functools import cached_property
 
 import libcst as cst
 
+from jaxloopfix.analysis.array_fields import ArrayFields, array_fields
 from jaxloopfix.analysis.host_libraries import computes_on_host
 from jaxloopfix.analysis.names import assigned_names, parameters
 
@@ -493,6 +494,9 @@ class ValueKinds:
             return Kind(STATIC, why=f"`{code}`, a static field")
         if isinstance(root, cst.Name) and root.value == "self" and attr in self._hyperparameters:
             return self._hyperparameters[attr]
+        field = self._array_fields.of(expr)
+        if field is not None:
+            return Kind(ARRAY, why=f"`{code}`, {field}")
         while isinstance(root, cst.Attribute):
             if root.attr.value in CONFIG_ROOTS:
                 return Kind(STATIC, why=f"`{code}`, a configuration value")
@@ -505,6 +509,10 @@ class ValueKinds:
             # `state.cars` of a traced `state`: a field of a pytree whose leaves are tracers.
             return Kind(TRACED, why=f"`{code}`, a field of a traced argument")
         return UNKNOWN_KIND
+
+    @cached_property
+    def _array_fields(self) -> ArrayFields:
+        return array_fields(self.parsed, self.traced.node)
 
     @cached_property
     def _hyperparameters(self) -> dict[str, Kind]:
