@@ -739,6 +739,8 @@ def _reach(
                     flows = True  # `NUTS(model)` with `model = f` or a parameter: any function value
             if flows:
                 aliased.append(call)
+                # `lax.scan(cell, ...)` with `cell = Cell()`: the value may be an object, whose `__call__` runs.
+                work.extend(functions.get("__call__", ()))
     if aliased:
         work.extend(found.function_values)
     for name in module_classes | lifted:

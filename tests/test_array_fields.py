@@ -90,3 +90,15 @@ def test_explain_shows_the_loop_over_a_field_reported(tmp_path: Path) -> None:
     )
     assert out.returncode == 0, out.stderr
     assert "stores: `total` array" in out.stdout and "reported: JLF002" in out.stdout
+
+
+def test_a_subclass_reads_the_array_fields_its_base_declares() -> None:
+    source = (
+        "import jax\nimport jax.numpy as jnp\nimport equinox as eqx\n\nclass Base(eqx.Module):\n    taps: jax.Array\n\n"
+        "class Filter(Base):\n    def __call__(self, x):\n        for j in range(len(self.taps)):\n"
+        "            x = x + self.taps[j] * jnp.roll(x, 1)\n        return x\n\n"
+        "@jax.jit\ndef run(taps, x):\n    return Filter(taps)(x)\n"
+    )
+    assert [d.code for d in _loops(source)] == ["JLF002"]
+    redeclared = source.replace("class Filter(Base):\n", "class Filter(Base):\n    taps: tuple\n\n")
+    assert _loops(redeclared) == []

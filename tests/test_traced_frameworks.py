@@ -208,6 +208,16 @@ FLAGGED = {
         "    def reset(self, key):\n        return self._walls(key)\n\n    def _walls(self, xs):\n" + _body(8),
         "called from traced function `reset`",
     ),
+    "diffrax_term_of_an_instance": (
+        "import jax.numpy as jnp\nimport diffrax\n\nclass Field:\n    def __call__(self, t, xs, args):\n" + _body(8)
+        + "\n\ndef solve(y0):\n    term = diffrax.ODETerm(Field())\n    return term\n",
+        "`__call__` of a `Field` instance given as the function of `diffrax.ODETerm`",
+    ),
+    "optimistix_objective_instance_by_name": (
+        "import jax.numpy as jnp\nimport optimistix as optx\n\nclass Loss:\n    def __call__(self, xs, args):\n" + _body(8)
+        + "\n\ndef fit(y0, solver):\n    loss = Loss()\n    return optx.minimise(loss, solver, y0)\n",
+        "`__call__` of a `Loss` instance given as the function of `optx.minimise`",
+    ),
     "numpyro_svi_guide": (
         "import jax.numpy as jnp\nimport numpyro\n\ndef model(xs):\n    pass\n\ndef guide(xs):\n" + _body(4)
         + "\n\nsvi = numpyro.infer.SVI(model, guide, None, None)\n",

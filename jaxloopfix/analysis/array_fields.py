@@ -61,14 +61,22 @@ def array_fields(parsed: ParsedModule, func: cst.FunctionDef) -> ArrayFields:
     return ArrayFields(receiver, fields) if fields else NO_FIELDS
 
 
-def _class_fields(parsed: ParsedModule, klass: cst.ClassDef) -> dict[str, str]:
+def _class_fields(parsed: ParsedModule, klass: cst.ClassDef, depth: int = 0) -> dict[str, str]:
+    """The class's own array fields, then those of its bases defined in this module (a
+    subclass reads what `class Base(eqx.Module): w: Array` declares)."""
     fields: dict[str, str] = {}
     static: set[str] = set()
+    if depth < 4:
+        classes = _module_classes(parsed)
+        for base in klass.bases:
+            if isinstance(base.value, cst.Name) and base.value.value in classes and classes[base.value.value] is not klass:
+                fields.update(_class_fields(parsed, classes[base.value.value], depth + 1))
     for statement in klass.body.body:
         if not isinstance(statement, cst.SimpleStatementLine):
             continue
         for small in statement.body:
             if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                fields.pop(small.target.value, None)  # redeclared here: this declaration decides
                 if _static_field(parsed, small.value):
                     static.add(small.target.value)
                 elif is_array_annotation(parsed, small.annotation.annotation):
@@ -78,6 +86,22 @@ def _class_fields(parsed: ParsedModule, klass: cst.ClassDef) -> dict[str, str]:
             for name, evidence in _stored_arrays(parsed, statement).items():
                 fields.setdefault(name, evidence)
     return {name: why for name, why in fields.items() if name not in static}
+
+
+def _module_classes(parsed: ParsedModule) -> dict[str, cst.ClassDef]:
+    """The module's top-level classes by name (one definition each; a name defined twice is left out)."""
+    kept = parsed.kept("array fields")
+    if "classes" not in kept:
+        found: dict[str, cst.ClassDef] = {}
+        twice: set[str] = set()
+        for statement in parsed.module.body:
+            if isinstance(statement, cst.ClassDef):
+                name = statement.name.value
+                if name in found:
+                    twice.add(name)
+                found[name] = statement
+        kept["classes"] = {n: c for n, c in found.items() if n not in twice}
+    return kept["classes"]
 
 
 def _stored_arrays(parsed: ParsedModule, method: cst.FunctionDef) -> dict[str, str]:

@@ -14,6 +14,7 @@ from jaxloopfix.analysis.slice_width import int_arithmetic
 from jaxloopfix.analysis.plan import RangeBounds
 from jaxloopfix.analysis.source import ParsedModule, descendants
 from jaxloopfix.analysis.traced import TracedFunction, is_generator
+from jaxloopfix.analysis.tuple_results import tuple_length
 
 
 @dataclass
@@ -377,6 +378,14 @@ class IterationAnalyzer:
                 "other", code,
                 refusal=f"`{code}` is a generator (`{generator}` yields): a scan needs an array (or a `range`) to step over",
             )
+        length = self._tuple_length(it)
+        if length is not None:
+            # `for part in jnp.linalg.eigh(m)`: the items of a tuple of arrays of different shapes.
+            return Iteration(
+                "other", code, trip=TripCount("literal", length),
+                refusal=f"`{code}` is a tuple of {length} arrays (of different shapes, in general), not one array: "
+                "a scan needs one array to step over",
+            )
         if isinstance(loop.target, cst.Name):
             backwards = self._backwards(it)
             source = backwards if backwards is not None else it
@@ -387,6 +396,17 @@ class IterationAnalyzer:
                 iteration.unsafe_reasons.append(maybe_array_reason(self.parsed.code(source)))
             return iteration
         return None
+
+    def _tuple_length(self, expr: cst.BaseExpression) -> int | None:
+        """`jnp.linalg.eigh(m)`, or a name every binding of which is such a call: how many arrays
+        the fixed-length tuple holds (`tuple_results.py`), else None."""
+        values: list = [expr]
+        if isinstance(expr, cst.Name) and expr.value not in self._params:
+            values = self._local_values.get(expr.value) or []
+        lengths = {
+            tuple_length(self.qname(v.func), v) if isinstance(v, cst.Call) else None for v in values
+        }
+        return lengths.pop() if len(lengths) == 1 else None
 
     def _generator_called(self, expr: cst.BaseExpression) -> str | None:
         """`self.states(x)`, `chunks(xs)`: a call of a function or method of this module, by its

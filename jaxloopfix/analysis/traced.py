@@ -699,6 +699,12 @@ class TracedFinder:
                 method = self._method_value(item, call)
                 if method is not None:
                     found.append((method, {"self"}, taker))
+            elif isinstance(item, (cst.Call, cst.Name)) and (made := self._taken_instance(item, call)) is not None:
+                # `diffrax.ODETerm(Field(w))`, `lax.scan(cell, h, xs)` with `cell = Cell()`: the
+                # library calls the object, so Python runs its class's `__call__` (the instance bound).
+                params = [p.name.value for p in (*made[0].params.posonly_params, *made[0].params.params)]
+                given = replace(taker, label=f"`__call__` of a `{made[1].name.value}` instance given as {taker.label}")
+                found.append((made[0], set(params[:1]), given))
             elif isinstance(item, cst.Lambda):
                 inside = replace(taker, label=f"called in a `lambda` that is {taker.label}", transformed=False)
                 why = f"called in a `lambda` that is {taker.label} `{shorten(self.parsed.code(call.func), 40)}`"
@@ -706,6 +712,18 @@ class TracedFinder:
             else:
                 found.extend((func, bound, taker) for func, bound in self._aliased_with_bound(item))
         return found
+
+    def _taken_instance(self, expr: cst.Call | cst.Name, node: cst.CSTNode) -> tuple[cst.FunctionDef, cst.ClassDef] | None:
+        """An instance of a class of this module in a function position of a `_Taker` call (made
+        there, or bound to a name in the enclosing function): its class's `__call__`."""
+        if isinstance(expr, cst.Call) and not isinstance(expr.func, cst.Name):
+            return None
+        if isinstance(expr, cst.Call):
+            cls = self.resolve_class(expr.func)
+            method = self._own_call(cls) if cls is not None else None
+            return (method, cls) if method is not None and cls is not None else None
+        caller = next((a for a in self.parsed.ancestors(node) if isinstance(a, cst.FunctionDef)), None)
+        return self._called_instance(expr, caller) if caller is not None else None
 
     def _method_value(self, attr: cst.Attribute, node: cst.CSTNode) -> cst.FunctionDef | None:
         """`self.update` used as a value in a method: the method Python binds it to."""

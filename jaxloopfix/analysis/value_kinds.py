@@ -39,6 +39,7 @@ ARRAY_ONLY_METHODS: frozenset[str] = frozenset({
 })
 from jaxloopfix.analysis.source import ParsedModule, shorten
 from jaxloopfix.analysis.traced import TracedFunction
+from jaxloopfix.analysis.tuple_results import returns_tuple
 from jaxloopfix.analysis.traced_values import STATIC_ATTRIBUTES, declared_fields, static_fields
 from jaxloopfix.analysis.traced_values import STATIC_RESULTS as TRACED_STATIC_RESULTS
 from jaxloopfix.analysis.walk import walk
@@ -597,8 +598,12 @@ class ValueKinds:
             last = qname.rsplit(".", 1)[-1]
             if last in STATIC_RESULTS:
                 return Kind(STATIC, why=shown)
-            if last in ("split", "unstack") and qname.startswith(("jax.numpy.", "jax.lax.")):
-                return Kind(CONTAINER, Kind(ARRAY, why=shown), why=shown)
+            tupled = returns_tuple(qname, expr)
+            if tupled:
+                # `jnp.linalg.eigh(m)`, `jnp.split(x, 4)`: a tuple or list of arrays (`tuple_results.py`).
+                return Kind(CONTAINER, Kind(ARRAY, why=f"an item of {shown}"), why=f"{shown}, a tuple or list of arrays")
+            if tupled is None:
+                return UNKNOWN_KIND
             return Kind(ARRAY, why=shown)
         if qname is not None and qname.startswith(PYTHON_VALUE_MODULES):
             kinds = [self.of(a) for a in args]
