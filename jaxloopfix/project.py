@@ -124,6 +124,9 @@ def may_define_framework_classes(texts: Iterable[str], extra_base_classes: tuple
         (any(root in text for root in roots) and words.search(text))
         or ("jit" in text and TRACED_METHOD.search(text))
         or ("self." in text and WRAPPED_METHOD.search(text))
+        # An abstract method: called on a parameter declared as the base (`env.step(...)` with
+        # `env: MultiAgentEnv`), it runs the overrides of subclasses in other modules.
+        or "abstractmethod" in text
         for text in texts
     )
 

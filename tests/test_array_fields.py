@@ -102,3 +102,14 @@ def test_a_subclass_reads_the_array_fields_its_base_declares() -> None:
     assert [d.code for d in _loops(source)] == ["JLF002"]
     redeclared = source.replace("class Filter(Base):\n", "class Filter(Base):\n    taps: tuple\n\n")
     assert _loops(redeclared) == []
+
+
+def test_a_declaration_the_constructor_contradicts_is_not_array_evidence() -> None:
+    source = (
+        "import jax\nimport jax.numpy as jnp\n\nclass Mix:\n    weights: jax.Array\n\n"
+        "    def __init__(self, weights):\n        self.weights = [jnp.asarray(w) for w in weights]\n\n"
+        "    def __call__(self, x):\n        for i in range(len(self.weights)):\n"
+        "            x = jnp.tanh(x * self.weights[i])\n        return x\n\n"
+        "@jax.jit\ndef run(x):\n    return Mix([1.0, 2.0, 3.0, 4.0, 5.0])(x)\n"
+    )
+    assert _loops(source) == []

@@ -28,7 +28,10 @@ def _arguments(name: str) -> tuple[list, dict]:
         "array_split": ([v, 4], {}), "hsplit": ([v, 2], {}), "vsplit": ([m, 3], {}), "dsplit": ([m[None, :, :, None], 1], {}),
         "ix_": ([v, v], {}), "top_k": ([v, 2], {}), "sort_key_val": ([v, v], {}), "histogram2d": ([v, v], {}),
         "histogramdd": ([m], {}), "nonzero": ([v], {}), "unstack": ([m], {}),
+        "jax.lax.split": ([v, (2, 4)], {}),
     }
+    if name in special:
+        return special[name]
     if short in special:
         return special[short]
     if short in ("frexp", "modf", "histogram"):
@@ -51,11 +54,22 @@ def test_each_function_returns_a_tuple_or_list_of_arrays(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(ARRAY_WHEN))
-def test_the_keyword_that_makes_it_one_array(name: str) -> None:
+def test_the_argument_that_makes_it_one_array(name: str) -> None:
     args, _ = _arguments(name)
-    keyword, value = ARRAY_WHEN[name]
+    keyword, position, value = ARRAY_WHEN[name]
     result = _function(name)(*args, **{keyword: eval(value)})  # noqa: S307 - a literal from the table
     assert hasattr(result, "shape") and not isinstance(result, tuple), (name, type(result))
+    # The same argument passed by position (the others at their defaults).
+    import inspect
+
+    parameters = list(inspect.signature(_function(name)).parameters.values())
+    if position is None:
+        assert next(p for p in parameters if p.name == keyword).kind is inspect.Parameter.KEYWORD_ONLY
+        return
+    assert parameters[position].name == keyword, (name, [p.name for p in parameters])
+    filled = list(args) + [p.default for p in parameters[len(args):position]] + [eval(value)]  # noqa: S307
+    by_position = _function(name)(*filled)
+    assert hasattr(by_position, "shape") and not isinstance(by_position, tuple), (name, type(by_position))
 
 
 def _loops(source: str, settings: Settings | None = None):
@@ -79,6 +93,8 @@ def test_a_loop_over_a_tuple_of_arrays_takes_a_few_steps_and_never_gets_a_scan(b
     assert len(reported) == 1 and reported[0].fix is None and "tuple of" in reported[0].no_fix_reason
 
 
-def test_singular_values_alone_are_one_array() -> None:
-    source = LOOP.format(bind="", iterable="jnp.linalg.svd(m, compute_uv=False)")
+@pytest.mark.parametrize("call", ["jnp.linalg.svd(m, compute_uv=False)", "jnp.linalg.svd(m, False, False)",
+                                  "jnp.linalg.qr(m, 'r')"])
+def test_one_array_when_the_argument_says_so(call: str) -> None:
+    source = LOOP.format(bind="", iterable=call)
     assert [d.code for d in _loops(source)] == ["JLF002"]

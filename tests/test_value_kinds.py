@@ -744,3 +744,119 @@ def test_pytree_annotations_are_not_arrays() -> None:
     )
     assert {kinds.of_name(n).name for n in ("tree", "leaves", "device")} == {"unknown"}
     assert kinds.of_name("x").name == "array"
+
+
+@pytest.mark.parametrize("imported", [
+    "from pkg.env import MultiAgentEnv",
+    # Imported for the annotation only, with a runtime placeholder.
+    "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from pkg.env import MultiAgentEnv\nelse:\n    MultiAgentEnv = None",
+])
+def test_declared_abstract_base_reaches_overrides_in_other_modules(tmp_path: Path, imported: str) -> None:
+    """`env.step(...)` on a parameter declared `MultiAgentEnv` (an abstract base in one module)
+    inside a scan body runs the override of a subclass in another module, and what it calls."""
+    root = _project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/env/__init__.py": "from .base import MultiAgentEnv\nfrom .grid import Grid\n",
+        "pkg/env/base.py": """
+            from abc import ABC, abstractmethod
+
+            class MultiAgentEnv(ABC):
+                @abstractmethod
+                def step(self, state, action):
+                    pass
+            """,
+        "pkg/env/grid.py": """
+            import jax.numpy as jnp
+            from .base import MultiAgentEnv
+
+            class Grid(MultiAgentEnv):
+                num_agents = 8
+
+                def step(self, state, action):
+                    return self.edges(state + action)
+
+                def edges(self, state):
+                    out = []
+                    for i in range(self.num_agents):
+                        out.append(jnp.tanh(state[i]))
+                    return jnp.stack(out)
+            """,
+        "pkg/train.py": "import jax\n" + imported + "\n\n" + textwrap.dedent("""
+            def rollout(env: MultiAgentEnv, states):
+                def body(state, action):
+                    nxt = env.step(state, action)
+                    return nxt, nxt
+                return jax.lax.scan(body, states[0], states)
+
+            def train(env, states):
+                return jax.jit(lambda s: rollout(env, s))(states)
+            """),
+    })
+    found = _check(root, ".")
+    assert [(Path(d["filename"]).name, d["code"]) for d in found] == [("grid.py", "JLF001")], found
+
+
+def test_a_scan_body_nested_in_a_method_calls_overrides_in_other_modules(tmp_path: Path) -> None:
+    """`def body(...): self.step(...)` handed to `lax.scan` inside a base's method: a subclass
+    in another module overrides `step`, which runs traced."""
+    root = _project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/base.py": """
+            from abc import ABC, abstractmethod
+            import jax
+
+            class Env(ABC):
+                def rollout(self, state, actions):
+                    def body(s, a):
+                        s = self.step(s, a)
+                        return s, s
+                    return jax.jit(lambda s, a: jax.lax.scan(body, s, a))(state, actions)
+
+                @abstractmethod
+                def step(self, state, action):
+                    pass
+            """,
+        "pkg/walk.py": """
+            import jax.numpy as jnp
+            from pkg.base import Env
+
+            class Walk(Env):
+                def step(self, state, action):
+                    for k in range(action.shape[0]):
+                        state = jnp.tanh(state + action[k])
+                    return state
+            """,
+    })
+    found = _check(root, ".")
+    assert [(Path(d["filename"]).name, d["code"]) for d in found] == [("walk.py", "JLF002")], found
+
+
+def test_a_transform_of_what_an_imported_factory_returns(tmp_path: Path) -> None:
+    """`jax.jit(make_step(n))` with `make_step` imported from another module: the function the
+    factory defines and returns runs traced; calling the factory without a transform traces nothing."""
+    root = _project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/sim.py": """
+            import jax
+            import jax.numpy as jnp
+
+            def make_step(num_steps):
+                def step_n(x, key):
+                    for _ in range(num_steps):
+                        key, sub = jax.random.split(key)
+                        x = x + 0.1 * jax.random.normal(sub, x.shape)
+                    return x, key
+                return step_n
+            """,
+        "pkg/run.py": """
+            import jax
+            from pkg.sim import make_step
+
+            def run(x, key):
+                return jax.jit(make_step(10))(x, key)
+            """,
+    })
+    found = _check(root, ".")
+    assert [(Path(d["filename"]).name, d["code"]) for d in found] == [("sim.py", "JLF002")], found
+    (root / "pkg" / "run.py").write_text("from pkg.sim import make_step\n\ndef run(x, key):\n    return make_step(10)(x, key)\n")
+    assert _check(root, ".") == []

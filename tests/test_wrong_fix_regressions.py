@@ -273,6 +273,18 @@ def test_throwaway_underscore_read_after_the_loop_gets_no_fix():
 # (its traced index would pick from a Python container or decide an identity test), so no fix
 # at all is offered, not even an unsafe one; the loop itself is still reported.
 NO_FIX = {
+    "appends_objects_built_from_rows": (
+        H + "from typing import NamedTuple\n\nclass Edge(NamedTuple):\n    feats: jax.Array\n    ids: jax.Array\n\n"
+        "@jax.jit\ndef f(x):\n    ids = jnp.arange(x.shape[0])\n    out = []\n    for i in range(x.shape[0]):\n"
+        "        out.append(Edge(x[i][None], ids[i][None]))\n    return out\n",
+        "collects `Edge(...)` objects", "f", lambda: (jnp.arange(12.0).reshape(4, 3),),
+    ),
+    "series_over_a_literal_list_of_numbers": (
+        H + "@jax.jit\ndef f(v):\n    coeffs = [1.0, -0.5, 0.25, -0.125, 0.0625, -0.03125]\n    prev = jnp.zeros_like(v)\n"
+        "    cur = jnp.zeros_like(v)\n    for i in reversed(range(1, len(coeffs))):\n        prev, cur = cur, 2.0 * v * cur - prev + coeffs[i]\n"
+        "    return cur - prev\n",
+        "a Python list of numbers", "f", lambda: (jnp.linspace(-1.0, 1.0, 5),),
+    ),
     "index_picks_from_module_tuple_in_identity_test": (
         H + "COLORS = (None, 1, None, 2, None, 3, None, 4)\n\n@jax.jit\ndef f(x):\n    acc = jnp.zeros(3)\n"
         "    for i in range(8):\n        if COLORS[i] is not None:\n            acc = acc + x[i]\n    return acc\n",

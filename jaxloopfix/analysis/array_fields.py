@@ -81,11 +81,16 @@ def _class_fields(parsed: ParsedModule, klass: cst.ClassDef, depth: int = 0) -> 
                     static.add(small.target.value)
                 elif is_array_annotation(parsed, small.annotation.annotation):
                     fields[small.target.value] = f"a field declared `{parsed.code(small.annotation.annotation)}`"
+    python: set[str] = set()
     for statement in klass.body.body:
         if isinstance(statement, cst.FunctionDef) and statement.name.value in CONSTRUCTORS:
-            for name, evidence in _stored_arrays(parsed, statement).items():
+            stored, values = _stored_arrays(parsed, statement)
+            for name, evidence in stored.items():
                 fields.setdefault(name, evidence)
-    return {name: why for name, why in fields.items() if name not in static}
+            python |= values
+    # A declaration the constructor contradicts (`coefficients: Array`, then `self.coefficients =
+    # [jnp.asarray(c) for c in cs]`): what it stores decides.
+    return {name: why for name, why in fields.items() if name not in static and name not in python}
 
 
 def _module_classes(parsed: ParsedModule) -> dict[str, cst.ClassDef]:
@@ -104,9 +109,10 @@ def _module_classes(parsed: ParsedModule) -> dict[str, cst.ClassDef]:
     return kept["classes"]
 
 
-def _stored_arrays(parsed: ParsedModule, method: cst.FunctionDef) -> dict[str, str]:
+def _stored_arrays(parsed: ParsedModule, method: cst.FunctionDef) -> tuple[dict[str, str], set[str]]:
     """`self.x = jnp.asarray(x)`, `self.w = w` with `w: Array`: attributes a constructor sets to
-    an array. An attribute it also sets to anything else is left out."""
+    an array (one it also sets to anything else is left out); and those it sets to a Python
+    container or literal (`[...]`, a comprehension, `list(...)`, `(1, 2)`)."""
     receiver = receiver_name(method)
     annotated = {
         p.name.value for p in parameters(method, stars=False)
@@ -142,6 +148,18 @@ def _stored_arrays(parsed: ParsedModule, method: cst.FunctionDef) -> dict[str, s
                 stored.setdefault(name, f"set to the array argument `{code}` in `{method.name.value}`")
             else:
                 other.add(name)
+                if isinstance(value, PYTHON_VALUES) or (
+                    isinstance(value, cst.Call) and parsed.qualified_name(value.func) in PYTHON_BUILDERS
+                ):
+                    python.add(name)
 
+    python: set[str] = set()
     method.visit(Walk())
-    return {name: why for name, why in stored.items() if name not in other}
+    return {name: why for name, why in stored.items() if name not in other}, python
+
+
+# Values that are Python containers or literals, never one array.
+PYTHON_VALUES = (cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp,
+                 cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.Integer, cst.Float)
+PYTHON_BUILDERS = frozenset({"builtins.list", "builtins.tuple", "builtins.dict", "builtins.set", "builtins.int",
+                             "builtins.float", "builtins.str"})

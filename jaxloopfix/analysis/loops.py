@@ -52,33 +52,16 @@ class Iteration:
 
 
 def module_constants(parsed: ParsedModule) -> dict[str, int]:
-    """Module-level names bound exactly once to an int literal (`SEQ_LEN = 128`)."""
-    counts: dict[str, int] = {}
-    values: dict[str, int] = {}
-    for statement in parsed.module.body:
-        if not isinstance(statement, cst.SimpleStatementLine):
-            for name in _bound_by_compound(statement):
-                counts[name] = counts.get(name, 0) + 2
+    """Module-level names bound exactly once to an int literal (`SEQ_LEN = 128`), and the
+    lengths of those bound once to a literal list or tuple (under `len(NAME)`)."""
+    found: dict[str, int] = {}
+    for name, (value,) in module_literal_values(parsed).items():
+        if isinstance(value, cst.Integer):
+            found[name] = int(value.evaluated_value)
             continue
-        for small in statement.body:
-            if isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
-                targets = (
-                    [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
-                )
-                for target in targets:
-                    for name in stored_names(target):
-                        counts[name] = counts.get(name, 0) + 1
-                        value = small.value
-                        if isinstance(small, cst.AugAssign):
-                            counts[name] += 1
-                        elif isinstance(target, cst.Name) and isinstance(value, cst.Integer):
-                            values[name] = int(value.evaluated_value)
-                        elif isinstance(target, cst.Name) and value is not None:
-                            length = _literal_length(parsed, value)
-                            if length is not None:
-                                values[f"len({name})"] = length
-                                counts[f"len({name})"] = counts[name]
-    found = {name: value for name, value in values.items() if counts.get(name) == 1}
+        length = _literal_length(parsed, value)
+        if length is not None:
+            found[f"len({name})"] = length
     found.update(_field_defaults(parsed))
     return found
 
@@ -109,6 +92,30 @@ def _field_defaults(parsed: ParsedModule) -> dict[str, int]:
 
 def _joined_defaults(*trips: TripCount) -> str:
     return "; ".join(dict.fromkeys(t.default for t in trips if t.default))
+
+
+def module_literal_values(parsed: ParsedModule) -> dict[str, list[cst.BaseExpression]]:
+    """Module-level names bound exactly once, at the top level, by a plain assignment: each
+    name's value (kept with the text)."""
+    kept = parsed.kept("module literal values")
+    if "values" not in kept:
+        counts: dict[str, int] = {}
+        values: dict[str, list[cst.BaseExpression]] = {}
+        for statement in parsed.module.body:
+            if not isinstance(statement, cst.SimpleStatementLine):
+                for name in _bound_by_compound(statement):
+                    counts[name] = counts.get(name, 0) + 2
+                continue
+            for small in statement.body:
+                if isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+                    targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+                    for target in targets:
+                        for name in stored_names(target):
+                            counts[name] = counts.get(name, 0) + (2 if isinstance(small, cst.AugAssign) else 1)
+                            if isinstance(target, cst.Name) and small.value is not None:
+                                values[name] = [small.value]
+        kept["values"] = {name: v for name, v in values.items() if counts.get(name) == 1}
+    return kept["values"]
 
 
 def _literal_length(parsed: ParsedModule, value: cst.BaseExpression) -> int | None:

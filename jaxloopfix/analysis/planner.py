@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 import libcst as cst
+from libcst.metadata import GlobalScope
 
 from jaxloopfix.analysis.array_fields import array_fields
 from jaxloopfix.analysis.arrays import ArrayFacts
@@ -21,7 +22,7 @@ from jaxloopfix.analysis.cross_module import ModuleSite
 from jaxloopfix.analysis.dataflow import LoopDataflow, appended_list, contains
 from jaxloopfix.analysis.index_use import IndexUseChecker, selects_objects
 from jaxloopfix.analysis.count_defaults import method_and_class, receiver_name
-from jaxloopfix.analysis.loops import Iteration, IterationAnalyzer, TripCount, maybe_array_reason
+from jaxloopfix.analysis.loops import Iteration, IterationAnalyzer, TripCount, maybe_array_reason, module_literal_values
 from jaxloopfix.analysis.names import Flow, assigned_names, block_flow, loads, parameters, stored_names
 from jaxloopfix.analysis.plan import Accumulator, Carry, LoopPlan, Sequence
 from jaxloopfix.analysis.source import ParsedModule, descendants, shorten
@@ -176,6 +177,27 @@ class LoopPlanner:
             body_assigned=assigned_names(body),
         )
 
+    def _numbers_refusal(self, loop: cst.For, iteration: Iteration) -> str | None:
+        """`for c in coeffs` with `coeffs = [1.0, -0.5, ...]`: a scan would take the list as a
+        pytree of scalars, one leaf per item, and find no axis to step over; `coeffs[i]` would
+        index a Python list with a traced int."""
+        for node in _own_descendants(loop.body):
+            if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) \
+                    and self._numeric_display(node.value) is not None:
+                code = node.value.value
+                return (
+                    f"`{shorten(self.parsed.code(node), 30)}` indexes `{code}`, a Python list of numbers, which a "
+                    f"traced index cannot index (and `lax.scan` cannot step over); use `jnp.asarray({code})` instead"
+                )
+        for _, source in iteration.elements:
+            if self._numeric_display(source) is not None:
+                code = shorten(self.parsed.code(source), 30)
+                return (
+                    f"it steps over `{code}`, a Python list of numbers: `lax.scan` would take it as a pytree of "
+                    f"scalars; step over `jnp.asarray({code})` instead"
+                )
+        return None
+
     def _list_of_rows_refusal(self, loop: cst.For, iteration: Iteration) -> str | None:
         """A loop over a Python list of an array's rows (`rows = list(x)`, `jnp.split(x, n)`), a
         slice of one (`list(x)[1:]`, `rows[::-1]`), or one that indexes such a list per step
@@ -244,6 +266,14 @@ class LoopPlanner:
                         appends.setdefault(target, []).append(statement)
                         b.refuse(f"`{target}.append(...)` shares a line with other statements; put it on its own line to get a fix")
         b.accumulator_names = set(appends)
+        constructed = _constructed_names(b.body)
+        for name, statements in appends.items():
+            built = next((c for st in statements for c in _appended_objects(st, constructed)), None)
+            if built is not None:
+                b.refuse(
+                    f"`{name}` collects `{shorten(self.parsed.code(built.func), 30)}(...)` objects: a scan stacks their "
+                    "fields into one object, and the per-step objects are not split back out of it"
+                )
         iteration = b.iteration
         b.flow = block_flow(b.body, defined=set(b.loop_names))
         b.refuse(
@@ -406,7 +436,7 @@ class LoopPlanner:
         self._bind_reads(plan, b.body, b.flow, b.live, b.carry_names)
         self._check_values(plan, b.array_names)
         self._check_bounds(plan)
-        plan.refusal = b.refusal or _keeps_no_value(plan)
+        plan.refusal = b.refusal or _keeps_no_value(plan) or self._numbers_refusal(loop, iteration)
         trip = iteration.trip
         if b.refusal is not None and self._python_level(loop, iteration, plan):
             return None
@@ -504,6 +534,8 @@ class LoopPlanner:
     def python_container(self, loop: cst.For, iteration: Iteration | None) -> str | None:
         """Layers, parameters, dict entries, pytree leaves, literals (`ContainerEvidence.iterable`),
         and tuples unpacked per item (`for w, b in params`)."""
+        if self._numeric_steps(loop) >= self.min_trip_count:
+            return None  # `for c in [1.0, -0.5, ...]`: steps of array work with a known count, judged by the count
         evidence = self.evidence.iterable(loop.iter)
         if evidence is not None and BOUND_TO_CONTAINER in evidence and self._counter_reads_rows(loop) is not None:
             return None  # `for k, (slot, _) in enumerate(slots): out[slot] = rows[k]`: a local list of Python values
@@ -519,6 +551,92 @@ class LoopPlanner:
         if evidence is None:
             evidence = self._container_kind(loop)
         return evidence
+
+    def _numeric_steps(self, loop: cst.For) -> int:
+        """How many steps a loop takes over a literal list or tuple of numbers (a polynomial's or a
+        series' coefficients), iterated itself (`for c in coeffs`) or by a range as long as it
+        (`reversed(range(1, len(coeffs)))`), bound in the function or at module level; else 0.
+        Such items are no layers or configured objects: the count alone says how much unrolls."""
+        iterable = _unwrapped(loop.iter, ("enumerate", "reversed"))
+        offset = 0
+        if _is_range(self.parsed, iterable) and isinstance(iterable, cst.Call):
+            args = [a.value for a in iterable.args if a.keyword is None and not a.star]
+            if len(args) not in (1, 2) or len(args) != len(iterable.args):
+                return 0
+            if len(args) == 2:
+                if not isinstance(args[0], cst.Integer):
+                    return 0
+                offset = int(args[0].evaluated_value)
+            stop = args[-1]
+            if not (isinstance(stop, cst.Call) and self.parsed.qualified_name(stop.func) == "builtins.len" and len(stop.args) == 1):
+                return 0
+            iterable = stop.args[0].value
+        display = self._numeric_display(iterable)
+        if display is None or not self._numbers_as_operands(loop, display):
+            return 0
+        return max(len(display.elements) - offset, 0)
+
+    def _numeric_display(self, expr: cst.BaseExpression) -> cst.List | cst.Tuple | None:
+        """The list or tuple display of number literals that `expr` is, or that the name is bound
+        to once (in the function, or else at module level), else None."""
+        if isinstance(expr, cst.Name):
+            values = self.iterations._local_values.get(expr.value)
+            if values is None and self._module_level(expr):
+                values = module_literal_values(self.parsed).get(expr.value)
+            if not values or len(values) != 1 or not isinstance(values[0], cst.BaseExpression):
+                return None
+            expr = values[0]
+        if isinstance(expr, (cst.List, cst.Tuple)) and expr.elements and all(
+            _number(e.value) for e in expr.elements if not isinstance(e, cst.StarredElement)
+        ) and not any(isinstance(e, cst.StarredElement) for e in expr.elements):
+            return expr
+        return None
+
+    def _module_level(self, name: cst.Name) -> bool:
+        """Every binding Python would find for `name` here is at module level (not a parameter
+        or a local of this function or of one it is nested in)."""
+        scope = self.parsed.scope(name)
+        try:
+            found = list(scope[name.value]) if scope is not None else []
+        except Exception:  # noqa: BLE001 - a name libcst cannot look up is just unknown
+            return False
+        return bool(found) and all(isinstance(a.scope, GlobalScope) for a in found)
+
+    def _numbers_as_operands(self, loop: cst.For, display: cst.List | cst.Tuple) -> bool:
+        """Each number the loop takes is an operand of arithmetic (`y * c - prev + coeffs[i]`),
+        the terms of a series; not a setting a step needs as a Python value (a slice bound, a
+        reshape size, a keyword argument such as a dilation), which makes every step a different
+        computation. The index, when the loop steps by one, is read only to pick the number."""
+        iterable = _unwrapped(loop.iter, ("enumerate", "reversed"))
+        target = loop.target
+        uses: list[cst.CSTNode] = []
+        if _is_range(self.parsed, iterable):
+            if not isinstance(target, cst.Name):
+                return False
+            for node in _own_descendants(loop.body):
+                if isinstance(node, cst.Name) and node.value == target.value:
+                    holder = self._parent_subscript(node)
+                    if holder is None or self._numeric_display(holder.value) is not display:
+                        if not self._arithmetic_operand(node):
+                            return False
+                    else:
+                        uses.append(holder)
+            return all(self._arithmetic_operand(use) for use in uses)
+        if not isinstance(target, cst.Name):
+            return False
+        uses = [n for n in _own_descendants(loop.body) if isinstance(n, cst.Name) and n.value == target.value]
+        return bool(uses) and all(self._arithmetic_operand(use) for use in uses)
+
+    def _parent_subscript(self, name: cst.Name) -> cst.Subscript | None:
+        """`coeffs[i]` for the `i` in it (the index alone), else None."""
+        index = self.parsed.parent(name)
+        element = self.parsed.parent(index) if isinstance(index, cst.Index) else None
+        subscript = self.parsed.parent(element) if isinstance(element, cst.SubscriptElement) else None
+        return subscript if isinstance(subscript, cst.Subscript) and len(subscript.slice) == 1 else None
+
+    def _arithmetic_operand(self, node: cst.CSTNode) -> bool:
+        parent = self.parsed.parent(node)
+        return isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation))
 
     def _container_kind(self, loop: cst.For) -> str | None:
         """Kinds: what it iterates is a Python list or tuple whose items are not known to be
@@ -624,7 +742,7 @@ class LoopPlanner:
         tuple, `x.shape[1:]`, `enumerate(x.shape)`): each step is a distinct computation,
         never a step along an array axis. `range(...)` is left to the other rows: its ints
         may index an array."""
-        if _is_range(self.parsed, loop.iter):
+        if _is_range(self.parsed, loop.iter) or self._numeric_steps(loop) >= self.min_trip_count:
             return None
         items = self.kinds.of(loop.iter).items()
         if not items.python:
@@ -687,6 +805,8 @@ class LoopPlanner:
             [name for name, _ in iteration.elements] if iteration is not None else sorted(stored_names(loop.target)),
             iteration.trip.kind if iteration is not None else "unknown",
         )
+        if evidence is not None and evidence.startswith(SELECTS_ITEMS) and self._numeric_steps(loop) >= self.min_trip_count:
+            return None  # `coeffs[i]` of a literal list of numbers: the steps of a series, with a known count
         if evidence is not None and evidence.startswith((NO_ARRAY_OPERATION, SELECTS_ITEMS, KEEPS_NOTHING, NAMED_STRUCTURE)):
             index = iteration.index if iteration is not None else None
             rows = self._index_reads_rows(loop, index) if index is not None else self._counter_reads_rows(loop)
@@ -1968,4 +2088,43 @@ def _extended_by_lists(body: list[cst.BaseStatement], name: str) -> bool:
                 if not (isinstance(small.operator, cst.AddAssign) and isinstance(small.value, cst.List)):
                     return False
                 found = True
+    return found
+
+
+def _number(expr: cst.BaseExpression) -> bool:
+    """A number literal, signed or not (`1.5`, `-3`, `2j`)."""
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
+        expr = expr.expression
+    return isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary))
+
+
+def _appended_objects(statement: cst.CSTNode, constructed: dict[str, cst.Call]) -> list[cst.Call]:
+    """`out.append(Edge(...))`, or `e = Edge(...)` then `out.append(e)`: the objects of a class
+    (a CapWords name) a statement appends."""
+    found: list[cst.Call] = []
+    for node in (statement, *descendants(statement)):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "append" \
+                and node.args:
+            value = node.args[0].value
+            if isinstance(value, cst.Name) and value.value in constructed:
+                found.append(constructed[value.value])
+            elif isinstance(value, cst.Call) and _constructs_object(value):
+                found.append(value)
+    return found
+
+
+def _constructs_object(call: cst.Call) -> bool:
+    func = call.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    return name[:1].isupper() and not name.isupper()
+
+
+def _constructed_names(body: list[cst.BaseStatement]) -> dict[str, cst.Call]:
+    """Names the loop body binds to a new object (`e = Edge(...)`)."""
+    found: dict[str, cst.Call] = {}
+    for statement in body:
+        for node in (statement, *descendants(statement)):
+            if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
+                    and isinstance(node.value, cst.Call) and _constructs_object(node.value):
+                found[node.targets[0].target.value] = node.value
     return found

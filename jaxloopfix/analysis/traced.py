@@ -24,6 +24,7 @@ from functools import cached_property
 
 import libcst as cst
 
+from jaxloopfix.analysis.count_defaults import method_and_class, receiver_name
 from jaxloopfix.analysis.framework_classes import NOT_LAYERS
 from jaxloopfix.analysis.helper_structure import parse_function, traces_parameter
 from jaxloopfix.analysis.library_methods import LIBRARY_METHODS
@@ -823,16 +824,27 @@ class TracedFinder:
     def _returned_functions(self, call: cst.Call) -> list[cst.FunctionDef]:
         """`make_loss(cfg)`: the functions a factory defines inside itself and returns by name."""
         factory = self.resolve_function(call.func)
-        if factory is None:
-            return []
-        inner = {
-            s.name.value: s for s in factory.body.body if isinstance(s, cst.FunctionDef)
-        } if isinstance(factory.body, cst.IndentedBlock) else {}
-        out: list[cst.FunctionDef] = []
-        for node in descendants(factory):
-            if isinstance(node, cst.Return) and isinstance(node.value, cst.Name) and node.value.value in inner:
-                out.append(inner[node.value.value])
-        return out
+        return _returned_by(factory) if factory is not None else []
+
+    def _imported_factory(self, call: cst.Call, text: str) -> None:
+        """`jax.jit(make_step(cfg))` with `make_step` imported from a project module: that module's
+        analysis traces the functions `make_step` defines and returns (`RETURNED` seeds)."""
+        if self.transform_of(call.func) is None:
+            return
+        positional = [a.value for a in call.args if a.keyword is None and not a.star]
+        inner = positional[0] if positional else None
+        if not isinstance(inner, cst.Call) or self.resolve_function(inner.func) is not None:
+            return
+        target = self._imported(inner.func) if isinstance(inner.func, (cst.Name, cst.Attribute)) else None
+        if target is None or self.transform_of(inner.func) is not None:
+            return
+        names, nums = _static_args(list(call.args), self._constant)
+        line = self.parsed.call_line(call)
+        reason = f"returned by `{self.parsed.code(inner.func)}`, {text} on line {line} of {self.site.shown or self.parsed.filename}"  # type: ignore[union-attr]
+        self.links.external.append(
+            ExternalTrace(target[0], target[1] + RETURNED, reason, True, frozenset(names), frozenset(nums))
+        )
+
 
     def _passed_functions(self, expr: cst.Name, depth: int) -> list[cst.FunctionDef]:
         """For a parameter `model` of `run_inference`: the functions (or aliases of them) that
@@ -1095,6 +1107,8 @@ class TracedFinder:
                     # `jax.jit(build_kernel(cfg))`: the function the factory defines and returns.
                     self._mark(func, self._at_line(f"returned by the factory wrapped by `{shorten(parsed.code(call))}`", call),
                                _Transform(self.transform_of(call.func).name, *_static_args(list(call.args), self._constant), set()))  # type: ignore[union-attr]
+                if self.site is not None:
+                    self._imported_factory(call, f"wrapped by `{shorten(parsed.code(call.func), 30)}`")
                 # `loss_fn = make_loss(cfg)` then `jax.grad(loss_fn)`: what the alias may name.
                 target = self.wrapped_target(call)
                 if target is not None and isinstance(target[0], cst.Lambda):
@@ -2003,6 +2017,9 @@ class TracedFinder:
         """Seed what other modules trace here (a re-export passes the seed on)."""
         assert self.site is not None
         for seed in self.site.seeds:
+            if seed.name.endswith(RETURNED):
+                self._apply_returned_seed(seed)
+                continue
             if "." in seed.name:
                 self._apply_method_seed(seed)
                 continue
@@ -2024,6 +2041,21 @@ class TracedFinder:
                     self._mark(func, seed.reason, _Transform("", set(seed.static_names), set(seed.static_nums)))
                 else:
                     self._seed(func, seed.reason, transformed=False)
+
+    def _apply_returned_seed(self, seed: TraceSeed) -> None:
+        """A seed `make_step()`: another module transforms what `make_step` returns here, the
+        functions it defines and returns by name (a re-export passes the seed on)."""
+        name = seed.name.removesuffix(RETURNED)
+        factory = self._module_function(name)
+        if factory is None:
+            source = self._reexported(name)
+            if source is not None:
+                self.links.external.append(ExternalTrace(
+                    source[0], source[1] + RETURNED, seed.reason, seed.transformed, seed.static_names, seed.static_nums))
+            return
+        for func in _returned_by(factory):
+            if func not in self.traced:
+                self._mark(func, seed.reason, _Transform("", set(seed.static_names), set(seed.static_nums)))
 
     def _reexported(self, name: str) -> tuple[str, str] | None:
         """(module, name) a module-level `from .layers import Step` or `Step = layers.Step`
@@ -2069,6 +2101,10 @@ class TracedFinder:
         for method in found:
             if method not in self.traced:
                 self._seed(method, seed.reason, transformed=False)
+        # Called from outside on any instance of the class: subclasses in other modules that
+        # override the method run it traced too (a hook, as for `jax.jit(self.step)`).
+        if (declared, method_name) not in self._wrapped_self:
+            self._wrapped_self.append((declared, method_name))
 
     def _external(
         self,
@@ -2089,6 +2125,14 @@ class TracedFinder:
             ExternalTrace(target[0], target[1], reason, transformed, frozenset(static_names), frozenset(static_nums))
         )
 
+    def _none_placeholder(self, node: cst.CSTNode | None) -> bool:
+        """`MultiAgentEnv = None` (the `else` of `if TYPE_CHECKING:`): a placeholder that names no
+        class or function, beside the import that does."""
+        assign = self.parsed.parent(node) if isinstance(node, cst.Name) else None
+        if isinstance(assign, cst.AssignTarget):
+            assign = self.parsed.parent(assign)
+        return isinstance(assign, cst.Assign) and isinstance(assign.value, cst.Name) and assign.value.value == "None"
+
     def _imported(self, expr: cst.BaseExpression) -> tuple[str, str] | None:
         """(module, name) for `step` / `layers.step` bound by an import of a project module."""
         if self.site is None:
@@ -2098,10 +2142,15 @@ class TracedFinder:
             root = root.value
         if not isinstance(root, cst.Name) or not self.parsed.may_import_from(root.value, self.site.roots):
             return None
-        assignments = self._bindings(root)
+        bindings = self._bindings(root) or []
+        assignments = [a for a in bindings if not self._none_placeholder(getattr(a, "node", None))]
         if not assignments or not all(isinstance(getattr(a, "node", None), (cst.Import, cst.ImportFrom)) for a in assignments):
             return None
         qualified = self._qname(expr)
+        if qualified is None and len(assignments) < len(bindings) and isinstance(expr, (cst.Name, cst.Attribute)):
+            # The placeholder's own name (`MultiAgentEnv`, local to this module) aside, what the import names.
+            imported = self.parsed.qualified_names(expr) - {self.parsed.code(expr)}
+            qualified = next(iter(imported)) if len(imported) == 1 else None
         absolute = self.site.absolute(qualified) if qualified else None
         if absolute is None or "." not in absolute:
             return None
@@ -2169,19 +2218,28 @@ class TracedFinder:
                 known.add(name)  # `jax.jit(self.step)`: traced whoever calls it (no caller to override)
                 changed = True
         for func in list(self.traced):
-            cls = self.parsed.parent(self.parsed.parent(func) or func)
-            if not isinstance(cls, cst.ClassDef):
+            # A method, or a function nested in one (`def body(...): self.step(...)` handed to
+            # `lax.scan` in `rollout`): its calls on the method's `self` run on the instance.
+            found_method = method_and_class(self.parsed, func)
+            if found_method is None:
+                continue
+            method, cls = found_method
+            receiver = receiver_name(method) if not any(
+                isinstance(d.decorator, cst.Name) and d.decorator.value in ("staticmethod", "classmethod")
+                for d in method.decorators
+            ) else None
+            if receiver is None:
                 continue
             found = self.framework_of(cls)
             if found is not None and not found[0].entries.startswith(HOOKS):
                 continue  # a framework module: its entries are known
             names = {
-                f"{node.func.attr.value}{CALLED_FROM}{func.name.value}"
+                f"{node.func.attr.value}{CALLED_FROM}{method.name.value}"
                 for node in descendants(func)
                 if isinstance(node, cst.Call)
                 and isinstance(node.func, cst.Attribute)
                 and isinstance(node.func.value, cst.Name)
-                and node.func.value.value == "self"
+                and node.func.value.value == receiver
             }
             known = self._hooks.setdefault(cls, set())
             if not names <= known:
@@ -2415,3 +2473,17 @@ def _mro(cls: cst.ClassDef, classes: dict[str, cst.ClassDef]) -> list[cst.ClassD
             if isinstance(value, cst.Name) and value.value in classes:
                 pending.append(classes[value.value])
     return order
+
+def _returned_by(factory: cst.FunctionDef) -> list[cst.FunctionDef]:
+    """The functions `factory` defines in its own body and returns by name."""
+    inner = {
+        s.name.value: s for s in factory.body.body if isinstance(s, cst.FunctionDef)
+    } if isinstance(factory.body, cst.IndentedBlock) else {}
+    return [
+        inner[node.value.value] for node in descendants(factory)
+        if isinstance(node, cst.Return) and isinstance(node.value, cst.Name) and node.value.value in inner
+    ]
+
+
+# A seed's name suffix: trace what the named factory returns, not the factory itself.
+RETURNED = "()"

@@ -21,16 +21,17 @@ TUPLE_RESULTS: frozenset[str] = frozenset(
     {f"jax.numpy.linalg.{n}" for n in _LINALG}
     | {f"jax.scipy.linalg.{n}" for n in _SCIPY_LINALG}
     | {f"jax.numpy.{n}" for n in _NUMPY}
-    | {"jax.lax.top_k", "jax.lax.sort_key_val", "jax.lax.linalg.eigh", "jax.lax.linalg.qr", "jax.lax.linalg.svd",
+    | {"jax.lax.top_k", "jax.lax.sort_key_val", "jax.lax.split", "jax.lax.linalg.eigh", "jax.lax.linalg.qr", "jax.lax.linalg.svd",
        "jax.lax.linalg.lu"}
 )
-# Keyword values with which the function returns one array instead (`svd(m, compute_uv=False)`).
-ARRAY_WHEN: dict[str, tuple[str, str]] = {
-    "jax.numpy.linalg.svd": ("compute_uv", "False"),
-    "jax.scipy.linalg.svd": ("compute_uv", "False"),
-    "jax.lax.linalg.svd": ("compute_uv", "False"),
-    "jax.numpy.linalg.qr": ("mode", "'r'"),
-    "jax.scipy.linalg.eigh": ("eigvals_only", "True"),
+# The argument (keyword, and position when passed positionally) with which the function returns
+# one array instead (`svd(m, compute_uv=False)`, `svd(m, False, False)`; None: keyword-only), and that value.
+ARRAY_WHEN: dict[str, tuple[str, int | None, str]] = {
+    "jax.numpy.linalg.svd": ("compute_uv", 2, "False"),
+    "jax.scipy.linalg.svd": ("compute_uv", 2, "False"),
+    "jax.lax.linalg.svd": ("compute_uv", None, "False"),  # keyword-only
+    "jax.numpy.linalg.qr": ("mode", 1, "'r'"),
+    "jax.scipy.linalg.eigh": ("eigvals_only", 3, "True"),
 }
 
 
@@ -57,13 +58,17 @@ def returns_tuple(qname: str | None, call: cst.Call) -> bool | None:
     condition = ARRAY_WHEN.get(qname)
     if condition is None:
         return True
-    keyword, value = condition
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == keyword:
-            if isinstance(arg.value, (cst.Name, cst.SimpleString)):
-                code = arg.value.value
-                return code.replace('"', "'") != value
-            return None
+    keyword, position, value = condition
+    if any(arg.star for arg in call.args):
+        return None
+    positional = [a for a in call.args if a.keyword is None]
+    given = [a for a in call.args if a.keyword is not None and a.keyword.value == keyword]
+    if position is not None and len(positional) > position:
+        given.append(positional[position])
+    for arg in given:
+        if isinstance(arg.value, (cst.Name, cst.SimpleString)):
+            return arg.value.value.replace('"', "'") != value
+        return None
     return True
 
 
