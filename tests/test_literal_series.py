@@ -1,5 +1,4 @@
-"""Loops over literal lists of numbers (`planner._numeric_steps`) and shifted windows
-(`containers._carries_a_recurrence`): judged by what the numbers and the carried values do."""
+"""Loops over literal lists of numbers (`planner._numeric_steps`): judged by what the numbers do."""
 
 from __future__ import annotations
 
@@ -36,20 +35,3 @@ def test_a_series_over_literal_coefficients_is_reported_without_a_fix(body: str)
 ])
 def test_numbers_used_as_settings_or_few_stay_clean(body: str) -> None:
     assert _loops(body) == []
-
-
-@pytest.mark.parametrize("update", [
-    "out = out + w[k] * x[k:k + n]",
-    "out = out + w[k] * x[k:k + n] + 0.1",
-    "out = jnp.where(x[k:k + n] > 0, out + w[k], out)",
-    "out *= x[k:k + n]",
-])
-def test_a_sum_or_product_of_shifted_windows_is_a_convolution(update: str) -> None:
-    body = f"    n = x.shape[0] - 8\n    out = jnp.zeros(n)\n    for k in range(9):\n        {update}\n    return out\n"
-    assert _loops(body) == []
-
-
-def test_a_recurrence_through_shifted_windows_is_reported() -> None:
-    body = ("    n = x.shape[0] - 8\n    g = jnp.zeros(n)\n    for k in reversed(range(9)):\n"
-            "        g = x[k:k + n] + w[k] * g\n    return g\n")
-    assert [d.code for d in _loops(body)] == ["JLF002"]

@@ -768,8 +768,6 @@ class ContainerEvidence:
                 chunked |= names
             elif reads & shifted:
                 shifted |= names
-        if _carries_a_recurrence(nodes):
-            return None  # `g = r[i:i + T] + d[i:i + T] * g`: each step's value feeds the next, in order
         step = _range_step(self.parsed, loop.iter)
         for node in nodes:
             if isinstance(node, cst.Slice):
@@ -1434,74 +1432,6 @@ def _shape_arguments(parsed: ParsedModule, call: cst.Call) -> list[cst.Arg]:
     if qname is None and isinstance(func, cst.Attribute) and func.attr.value == "reshape":
         return positional + keyword  # `x.reshape(shape)`, `x.reshape(n, -1)`
     return []
-
-
-def _carries_a_recurrence(nodes: list[cst.CSTNode]) -> bool:
-    """A value carried from step to step (read in its own new value before the step assigns
-    it) that is not just accumulated (`g = r_ + d_ * g`: each step needs the previous one, in
-    order, an n-step return's backward recursion). A sum or product of shifted windows (`out =
-    out + w[k] * x[k:k + n]`, `mask *= valid[:, k:k + n]`, `out.at[k:].add(...)`) combines
-    terms that never read it, in any order: a convolution."""
-    assigned: set[str] = set()
-    for node in nodes:
-        if isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Name):
-            name = node.target.value
-            if name not in assigned and (
-                not isinstance(node.operator, ACCUMULATING_AUGMENTED) or name in _read_names(node.value)
-            ):
-                return True
-            assigned.add(name)
-        elif isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
-            name = node.targets[0].target.value
-            if name not in assigned and name in _read_names(node.value) and not _accumulates(node.value, name):
-                return True
-            assigned.add(name)
-    return False
-
-
-# Operators and functions that combine a carried value with a term in any order.
-ACCUMULATING_OPERATORS = (cst.Add, cst.Multiply, cst.BitAnd, cst.BitOr)
-ACCUMULATING_AUGMENTED = (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign, cst.BitAndAssign, cst.BitOrAssign)
-ACCUMULATING_FUNCTIONS = frozenset({"maximum", "minimum", "logical_and", "logical_or", "add", "multiply"})
-ACCUMULATING_UPDATES = frozenset({"add", "set", "multiply", "mul", "min", "max"})
-
-
-def _read_names(expr: cst.BaseExpression) -> set[str]:
-    return {n.value for n in (expr, *descendants(expr)) if isinstance(n, cst.Name)}
-
-
-def _accumulates(value: cst.BaseExpression, name: str) -> bool:
-    """`name + term`, `term * name`, `name - term`, `jnp.maximum(name, term)`,
-    `name.at[...].add(term)`, with `term` not reading `name`."""
-    def only(expr: cst.BaseExpression) -> bool:
-        return isinstance(expr, cst.Name) and expr.value == name
-
-    while isinstance(value, cst.BinaryOperation) and not value.lpar and isinstance(value.left, cst.BinaryOperation) \
-            and isinstance(value.operator, (cst.Add, cst.Subtract)) and isinstance(value.left.operator, (cst.Add, cst.Subtract)) \
-            and name not in _read_names(value.right):
-        value = value.left  # `out + w[k] * x[k:k + n] + b`: the sum of `out` and terms that never read it
-    if isinstance(value, cst.BinaryOperation):
-        left, right = value.left, value.right
-        if isinstance(value.operator, cst.Subtract):
-            return only(left) and name not in _read_names(right)
-        if isinstance(value.operator, ACCUMULATING_OPERATORS):
-            return (only(left) and name not in _read_names(right)) or (only(right) and name not in _read_names(left))
-        return False
-    if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute):
-        return False
-    args = [a.value for a in value.args]
-    if value.func.attr.value == "where" and len(args) == 3 and name not in _read_names(args[0]):
-        # `jnp.where(mask, out + term, out)`: a masked accumulation
-        return all(only(a) or _accumulates(a, name) for a in args[1:])
-    if value.func.attr.value in ACCUMULATING_FUNCTIONS and len(args) == 2:
-        return (only(args[0]) and name not in _read_names(args[1])) or (only(args[1]) and name not in _read_names(args[0]))
-    at = value.func.value
-    if (
-        value.func.attr.value in ACCUMULATING_UPDATES and isinstance(at, cst.Subscript)
-        and isinstance(at.value, cst.Attribute) and at.value.attr.value == "at" and only(at.value.value)
-    ):
-        return not any(name in _read_names(a) for a in args)
-    return False
 
 
 def _multiplies(expr: cst.BaseExpression, index: str) -> bool:

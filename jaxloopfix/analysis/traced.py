@@ -2261,15 +2261,18 @@ class TracedFinder:
         in a checked project module."""
         if self._qname(expr) in self.bases:
             return True
+        # A class known only by its hooks (a base whose traced methods call `self.step`, an
+        # environment) is no layer: building one per step is not a stack of modules.
         local = self.resolve_class(expr)
         if local is not None:
-            return self.framework_of(local) is not None
+            found = self.framework_of(local)
+            return found is not None and not found[0].entries.startswith(HOOKS)
         imported = self._imported(expr)
         if imported is None:
             return False
         qualified = ".".join(imported)
         if qualified in self._site_classes:
-            return True
+            return not self._site_classes[qualified].entries.startswith(HOOKS)
         # A class of another project module (`layers.ResnetBlock`, built in a loop): ask the
         # project pass for it; the file is analysed again once that module's classes are known.
         self.links.wanted.add(qualified)
