@@ -17,7 +17,7 @@ from libcst.metadata import GlobalScope
 from jaxloopfix.analysis.array_fields import array_fields
 from jaxloopfix.analysis.arrays import ArrayFacts
 from jaxloopfix.analysis.body import body_refusal
-from jaxloopfix.analysis.containers import BOUND_TO_CONTAINER, KEEPS_NOTHING, NAMED_STRUCTURE, NO_ARRAY_OPERATION, SELECTS_ITEMS, ContainerEvidence, _own_descendants, string_from, array_rows_call
+from jaxloopfix.analysis.containers import BOUND_TO_CONTAINER, KEEPS_NOTHING, NAMED_STRUCTURE, NO_ARRAY_OPERATION, SELECTS_ITEMS, ContainerEvidence, _constructor, _own_descendants, string_from, array_rows_call
 from jaxloopfix.analysis.cross_module import ModuleSite
 from jaxloopfix.analysis.dataflow import LoopDataflow, appended_list, contains
 from jaxloopfix.analysis.index_use import IndexUseChecker, selects_objects
@@ -2108,15 +2108,9 @@ def _appended_objects(statement: cst.CSTNode, constructed: dict[str, cst.Call]) 
             value = node.args[0].value
             if isinstance(value, cst.Name) and value.value in constructed:
                 found.append(constructed[value.value])
-            elif isinstance(value, cst.Call) and _constructs_object(value):
+            elif isinstance(value, cst.Call) and _constructor(value.func):
                 found.append(value)
     return found
-
-
-def _constructs_object(call: cst.Call) -> bool:
-    func = call.func
-    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-    return name[:1].isupper() and not name.isupper()
 
 
 def _constructed_names(body: list[cst.BaseStatement]) -> dict[str, cst.Call]:
@@ -2125,6 +2119,6 @@ def _constructed_names(body: list[cst.BaseStatement]) -> dict[str, cst.Call]:
     for statement in body:
         for node in (statement, *descendants(statement)):
             if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
-                    and isinstance(node.value, cst.Call) and _constructs_object(node.value):
+                    and isinstance(node.value, cst.Call) and _constructor(node.value.func):
                 found[node.targets[0].target.value] = node.value
     return found
