@@ -29,7 +29,7 @@ from jaxloopfix.rewrite.edits import line_starts, location_of
 from jaxloopfix.text_memo import TextMemo
 
 TRACING_ROOTS = frozenset({"jax", "equinox", "flax", "haiku", "numpyro", "objax", "trax", "chex", "optax", "diffrax", "optimistix",
-                           "lineax", "jaxopt", "blackjax"})
+                           "lineax", "jaxopt", "blackjax", "tensorcircuit"})
 TRANSFORM_NAMES = frozenset(
     {"jit", "pmap", "pjit", "grad", "value_and_grad", "vmap", "jacfwd", "jacrev", "hessian", "checkpoint",
      "remat", "named_call", "filter_jit", "filter_grad", "filter_value_and_grad", "filter_vmap", "filter_pmap",

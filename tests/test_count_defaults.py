@@ -147,3 +147,57 @@ def test_a_config_objects_default_is_not_the_count() -> None:
         return Learner(Hparams()).update(w, x)
     """
     assert _loops(source) == ["JLF002"]
+
+
+THREADED = """
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+
+
+class Mixer(nn.Module):
+    streams: int = 3
+
+    def __call__(self, xs):
+        h = xs[0]
+        for _ in range(self.streams):
+            h = jnp.tanh(h @ xs)
+        return h
+
+
+{parent}
+@jax.jit
+def run(params, xs):
+    return {build}.apply(params, xs)
+"""
+
+
+@pytest.mark.parametrize(
+    ("build", "reported"),
+    [
+        ("Mixer()", False),  # the field's default, 3 streams
+        ("Mixer(streams=4)", False),  # a literal below min-trip-count
+        ("Mixer(64)", True),  # 64 streams by position: the first field of the generated constructor
+        ("Mixer(streams=64)", True),
+        ("Block()", True),  # handed `self.streams` by a module built elsewhere: not known here
+    ],
+)
+def test_a_field_default_holds_unless_a_construction_passes_another(build: str, reported: bool) -> None:
+    """A class-body field's default is the count unless a construction in the module passes
+    another, by keyword or by its position among the fields (`Mixer(64)`); a value handed down
+    from a parent module's field (`Mixer(streams=self.streams)`) is set where the parent is built."""
+    parent = PARENT if build.startswith("Block") else ""
+    assert bool(_loops(THREADED.format(parent=parent, build=build))) is reported
+
+
+PARENT = """
+class Block(nn.Module):
+    streams: int = 3
+
+    def setup(self):
+        self.mixer = Mixer(streams=self.streams)
+
+    def __call__(self, xs):
+        return self.mixer(xs)
+
+"""

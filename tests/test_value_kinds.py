@@ -860,3 +860,62 @@ def test_a_transform_of_what_an_imported_factory_returns(tmp_path: Path) -> None
     assert [(Path(d["filename"]).name, d["code"]) for d in found] == [("sim.py", "JLF002")], found
     (root / "pkg" / "run.py").write_text("from pkg.sim import make_step\n\ndef run(x, key):\n    return make_step(10)(x, key)\n")
     assert _check(root, ".") == []
+
+
+def test_a_function_held_by_an_attribute_is_traced_where_it_is_called(tmp_path: Path) -> None:
+    """`self.act = decode` in `setup` (imported from another module), then `self.act(...)` in a
+    traced method: Python calls `decode` under the trace (og-marl's autoregressive decoder). Checked
+    on JAX: the loop in `decode` sees tracers. A `self.act = make()` (a call's result) names no
+    function the analysis can see and stays unresolved."""
+    import jax.numpy as jnp
+
+    decode = """
+        import jax.numpy as jnp
+
+        SEEN = []
+
+        def decode(x, n):
+            out = jnp.zeros_like(x)
+            for i in range(n):
+                SEEN.append(type(x).__name__)
+                out = out.at[i].set(jnp.tanh(x[i] + out[i - 1]))
+            return out
+        """
+    model = """
+        import jax
+        from pkg.steps import decode
+
+        class Net:
+            def __init__(self):
+                self.act = {value}
+
+            def __call__(self, x):
+                return self.act(x, x.shape[0])
+
+        def make():
+            return decode
+
+        @jax.jit
+        def run(x):
+            return Net()(x)
+        """
+    root = _project(tmp_path, {"pkg/__init__.py": "", "pkg/steps.py": decode, "pkg/model.py": model.format(value="decode")})
+    for args in (["."], ["pkg/steps.py"]):
+        found = _check(root, *args)
+        assert [(Path(d["filename"]).name, d["code"]) for d in found] == [("steps.py", "JLF001")], (args, found)
+    (root / "pkg/model.py").write_text(textwrap.dedent(model.format(value="make()")))
+    assert _check(root, ".") == []
+
+    sys.path.insert(0, str(root))
+    try:
+        import importlib
+
+        steps = importlib.import_module("pkg.steps")
+        (root / "pkg/model.py").write_text(textwrap.dedent(model.format(value="decode")))
+        net = importlib.import_module("pkg.model")
+        net.run(jnp.ones(4))
+        assert steps.SEEN and all("Tracer" in name for name in steps.SEEN), steps.SEEN
+    finally:
+        sys.path.remove(str(root))
+        for name in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:
+            del sys.modules[name]

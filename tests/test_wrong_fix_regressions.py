@@ -273,6 +273,11 @@ def test_throwaway_underscore_read_after_the_loop_gets_no_fix():
 # (its traced index would pick from a Python container or decide an identity test), so no fix
 # at all is offered, not even an unsafe one; the loop itself is still reported.
 NO_FIX = {
+    "index_grid_of_a_shape": (
+        H + "import numpy as np\n\n@jax.jit\ndef f(x):\n    acc = jnp.zeros(())\n    for index in np.ndindex(x.shape):\n"
+        "        acc = acc + jnp.sin(x[index]) * acc\n    return acc\n",
+        "index tuples", "f", lambda: (jnp.arange(6.0).reshape(2, 3),),
+    ),
     "appends_objects_built_from_rows": (
         H + "from typing import NamedTuple\n\nclass Edge(NamedTuple):\n    feats: jax.Array\n    ids: jax.Array\n\n"
         "@jax.jit\ndef f(x):\n    ids = jnp.arange(x.shape[0])\n    out = []\n    for i in range(x.shape[0]):\n"

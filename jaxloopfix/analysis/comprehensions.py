@@ -82,6 +82,8 @@ class ComprehensionJudge:
         self.constants = constants
         self.min_trip_count = min_trip_count
         self.is_module_class = is_module_class
+        self._indexed_memo: dict[int, list[cst.Subscript]] = {}
+        self._trips: dict[int, TripCount | None] = {}
 
     @cached_property
     def kinds(self) -> ValueKinds:
@@ -177,10 +179,42 @@ class ComprehensionJudge:
         if not (isinstance(around, cst.Assign) and len(around.targets) == 1 and isinstance(around.targets[0].target, cst.Name)):
             return None
         name = around.targets[0].target.value
-        reads = [n for n in walk(self.traced.node.body) if isinstance(n, cst.Name) and n.value == name and n is not around.targets[0].target]
+        reads = [n for n in walk(self.traced.node.body) if isinstance(n, cst.Name) and n.value == name
+                 and self.parsed.after(n, around)]  # the reads after it (`ind, w = f(x); ind = tuple(ind[..., i] ...)`)
         if reads and all(isinstance(self.parsed.parent(n), cst.Index) for n in reads):
             return "index_tuple", f"`{name}` is used only as the index of a subscript: one item per dimension"
         return None
+
+    def unstacks(self, comp: cst.BaseComp) -> Decision | None:
+        """`tuple(x[..., i] for i in range(len(xs)))`, over a count of Python structure (the length
+        of a list, a rank, a literal): each step only takes `x[..., i]`, one item along an axis of
+        an array the function holds, taking it apart into a known number of pieces (as
+        `jnp.unstack` does), with no work per step. Over an array axis or an unknown count the
+        pieces are rows, reported; a slice (`x[i:]`) or a computed array (`f(x)[i]`) is work."""
+        element = _element(comp)
+        if not (isinstance(element, cst.Subscript) and isinstance(element.value, (cst.Name, cst.Attribute))):
+            return None
+        if any(isinstance(e.slice, cst.Slice) and _reads(e.slice, _target_names(comp)) for e in element.slice):
+            return None
+        for clause in _clauses(comp):
+            if not self._structure_count(clause) or not any(s is element for s in self._indexed_in(comp, clause)):
+                continue
+            evidence = self._array_read(element)
+            if evidence is not None:
+                return "unstacks", (
+                    f"each step only takes `{shorten(self.parsed.code(element), 30)}` ({evidence}) over "
+                    f"`{shorten(self.parsed.code(clause.iter), 30)}`: it takes the array apart, as `jnp.unstack` "
+                    "does, with no work per step"
+                )
+        return None
+
+    def keyed_entries(self, comp: cst.BaseComp) -> Decision | None:
+        """`{f"col{i}": jnp.mean(x[:, i]) for i in range(d)}`, `{NAMES[i]: ...}`: each step stores
+        its value under a key built from the index, as a loop's `keyed_entries` (named metrics,
+        per-field statistics): Python structure per step."""
+        if not isinstance(comp, cst.DictComp) or not _reads(comp.key, _target_names(comp)):
+            return None
+        return "keyed_entries", f"each step stores its value under a key built from the index (`{shorten(self.parsed.code(comp.key), 30)}`)"
 
     # -- rows on one `for` clause -------------------------------------------------------------
     def few_steps(self, comp: cst.BaseComp, clause: cst.CompFor) -> Decision | None:
@@ -212,14 +246,117 @@ class ComprehensionJudge:
             return "reported", f"`{shorten(self.parsed.code(clause.iter), 40)}` (as long as an array axis)"
         return None
 
+    def indexed_reads(self, comp: cst.BaseComp, clause: cst.CompFor) -> Decision | None:
+        """`[m[i * d:(i + 1) * d, i * d:(i + 1) * d] for i in range(n)]`: the index selects rows or
+        blocks of an array, as the same `for` loop's index does. The value is an array by its kind,
+        or by the subscript itself: a tuple of indices (`m[a, b]`, `m[:, i]`, `m[..., i]`) indexes
+        only arrays. `ws[i]` of a traced argument or a parameter may pick a list's item (a layer),
+        and a count that is the length of a value not shown to be an array (`len(self.layers)`)
+        counts items of Python structure."""
+        if self._range_trip(clause.iter) is None:
+            return None
+        structure = self._selects_structure(comp, clause)
+        if structure is not None:
+            return "index_as_structure", structure
+        for subscript in self._indexed_in(comp, clause):
+            evidence = self._array_read(subscript)
+            if evidence is not None:
+                return "reported", (
+                    f"`{shorten(self.parsed.code(clause.iter), 40)}`, whose index reads "
+                    f"`{shorten(self.parsed.code(subscript), 40)}` per step ({evidence})"
+                )
+        return None
+
     # -- evidence ------------------------------------------------------------------------------
     def _may_step_over_arrays(self, clause: cst.CompFor) -> bool:
-        """Without kinds: every source is an array to `ArrayFacts`, or a `range` as long as an array."""
+        """Without kinds: every source is an array to `ArrayFacts`, or a `range` as long as an
+        array, or a `range` whose index subscripts a value in the element (see `indexed_reads`)."""
         sources = _sources(self.parsed, clause.iter)
         if sources and all(self.iterations.facts.is_array(source) for source in sources):
             return True
         trip = self._range_trip(clause.iter)
-        return trip is not None and trip.kind == "shape"
+        return trip is not None and (trip.kind == "shape" or bool(self._indexed(clause)))
+
+    def _indexed(self, clause: cst.CompFor) -> list[cst.Subscript]:
+        comp = self.parsed.parent(clause)
+        while comp is not None and not isinstance(comp, COMPREHENSIONS):
+            comp = self.parsed.parent(comp)
+        return self._indexed_in(comp, clause) if comp is not None else []  # type: ignore[arg-type]
+
+    def _indexed_in(self, comp: cst.BaseComp, clause: cst.CompFor) -> list[cst.Subscript]:
+        """`_indexed_by`, worked out once per clause."""
+        found = self._indexed_memo.get(id(clause))
+        if found is None:
+            found = self._indexed_memo[id(clause)] = _indexed_by(comp, clause)
+        return found
+
+    def _structure_count(self, clause: cst.CompFor) -> bool:
+        """A `range` over a count of Python structure: a literal or bounded count, a rank, or the
+        length of a Python container (`len(xs)` with `xs` a list or tuple)."""
+        trip = self._range_trip(clause.iter)
+        if trip is None:
+            return False
+        if trip.kind in ("literal", "constant", "bounded", "ndim"):
+            return True
+        measured = self._range_measured(clause.iter)
+        return measured is not None and self._container(measured)
+
+    def _range_measured(self, iterable: cst.BaseExpression) -> cst.BaseExpression | None:
+        """`xs` of `range(len(xs))` (inside `reversed` too), else None."""
+        if isinstance(iterable, cst.Call) and self.parsed.qualified_name(iterable.func) == "builtins.reversed" and iterable.args:
+            iterable = iterable.args[0].value
+        if not (isinstance(iterable, cst.Call) and iterable.args):
+            return None
+        stop = iterable.args[1].value if len(iterable.args) > 1 else iterable.args[0].value
+        if isinstance(stop, cst.Call) and self.parsed.qualified_name(stop.func) == "builtins.len" and len(stop.args) == 1:
+            return stop.args[0].value
+        return None
+
+    def _selects_structure(self, comp: cst.BaseComp, clause: cst.CompFor) -> str | None:
+        """The index counts or picks items of Python structure: the count is the length of a value
+        not shown to be an array (`range(len(self.layers))`), the index picks an item of a Python
+        container directly (`tensors[row][c]`, `SIZES[i]`, `keys[i]` of a key table) or is handed
+        to a call beside one (`_site(tensors, row, c)`): each step works on a different item, as a
+        loop's `index_as_structure`."""
+        measured = self._range_measured(clause.iter)
+        if measured is not None and not self._array(measured) and self.kinds.of(measured).name != ARRAY:
+            return (
+                f"the count is the length of `{shorten(self.parsed.code(measured), 30)}`, not shown to be an array: "
+                "the index counts items of Python structure"
+            )
+        index = {n.value for n in (clause.target, *descendants(clause.target)) if isinstance(n, cst.Name)}
+        indexed = self._indexed_in(comp, clause)
+        for node in _own_nodes(comp):
+            if isinstance(node, cst.Subscript) and any(node is s for s in indexed) and self._container(node.value):
+                return f"the index picks items of a Python container (`{shorten(self.parsed.code(node), 30)}`): a different item each step"
+            if isinstance(node, cst.Call):
+                values = [a.value for a in node.args]
+                held = next((v for v in values if self._container(v)), None)
+                if held is not None and any(isinstance(v, cst.Name) and v.value in index for v in values):
+                    return (
+                        f"the index is handed to `{shorten(self.parsed.code(node.func), 30)}` with a Python container "
+                        f"(`{shorten(self.parsed.code(held), 30)}`), which may pick an item of it: a different item each step"
+                    )
+        return None
+
+    def _container(self, expr: cst.BaseExpression) -> bool:
+        """A Python list, tuple or dict (of arrays, layers, or Python values such as sizes and names)."""
+        return self.kinds.of(expr).name in (CONTAINER, SHAPE)
+
+    def _array_read(self, subscript: cst.Subscript) -> str | None:
+        """Why `subscript`'s value is an array, in words, or None: its kind, or an index only
+        arrays take (a Python value, a host table or a list of layers is none)."""
+        value = subscript.value
+        kind = self.kinds.of(value)
+        if kind.host or kind.python or kind.name in (CONTAINER, STATIC, SHAPE):
+            return None
+        if kind.name == ARRAY:
+            return f"`{shorten(self.parsed.code(value), 30)}` is an array"
+        if self.iterations.facts.is_array(value):
+            return f"`{shorten(self.parsed.code(value), 30)}` is an array"
+        if isinstance(value, cst.Name) and _array_only_index(subscript):
+            return f"an index of {len(subscript.slice)} axes, which only an array takes"
+        return None
 
     def _array_sources(self, clause: cst.CompFor) -> list[cst.BaseExpression]:
         """What the clause steps over the rows of, when every source is an array (else none)."""
@@ -232,6 +369,13 @@ class ComprehensionJudge:
         return self.iterations.facts.is_array(expr) and (kind.name == ARRAY and not kind.host or kind.name == TRACED)
 
     def _range_trip(self, iterable: cst.BaseExpression) -> TripCount | None:
+        """`_trip_of`, worked out once per iterable."""
+        key = id(iterable)
+        if key not in self._trips:
+            self._trips[key] = self._trip_of(iterable)
+        return self._trips[key]
+
+    def _trip_of(self, iterable: cst.BaseExpression) -> TripCount | None:
         """The trip count of `range(stop)`, `range(start, stop)` or `range(start, stop, k)` with a
         positive literal `k` (inside `reversed`), else None. A length or dimension of a Python value
         (a shape, a list, a host NumPy table) is no array axis."""
@@ -262,6 +406,62 @@ class ComprehensionJudge:
 
 def _clauses(comp: cst.BaseComp) -> list[cst.CompFor]:
     return for_clauses(comp.for_in)
+
+
+def _indexed_by(comp: cst.BaseComp, clause: cst.CompFor) -> list[cst.Subscript]:
+    """The element's subscripts that read the clause's index (`m[i]`, `m[i * d:(i + 1) * d]`,
+    `m[:, i]`) on a value that does not (`xs[i][0]` counts once, as `xs[i]`); not inside a
+    lambda or comprehension of the element that binds the same name (its own `i`)."""
+    index = {n.value for n in (clause.target, *descendants(clause.target)) if isinstance(n, cst.Name)}
+    found: list[cst.Subscript] = []
+    for node in _own_nodes(comp, index):
+        if not isinstance(node, cst.Subscript):
+            continue
+        in_slice = {n.value for e in node.slice for n in descendants(e) if isinstance(n, cst.Name)}
+        in_value = {n.value for n in (node.value, *descendants(node.value)) if isinstance(n, cst.Name)}
+        if index & in_slice and not index & in_value:
+            found.append(node)
+    return found
+
+
+def _own_nodes(comp: cst.BaseComp, names: set[str] | None = None) -> list[cst.CSTNode]:
+    """The nodes of the element (and of a dict comprehension's key), leaving out lambdas and
+    comprehensions nested in it that bind one of `names` (all of them when `names` is None)."""
+    roots: list[cst.CSTNode] = [_element(comp)] + ([comp.key] if isinstance(comp, cst.DictComp) else [])
+    out: list[cst.CSTNode] = []
+    stack = list(reversed(roots))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.Lambda, *COMPREHENSIONS)) and _binds(node, names):
+            continue
+        out.append(node)
+        stack.extend(reversed(list(node.children)))
+    return out
+
+
+def _binds(node: cst.CSTNode, names: set[str] | None) -> bool:
+    """Whether a lambda or comprehension binds one of `names` (any name when None)."""
+    if names is None:
+        return True
+    if isinstance(node, cst.Lambda):
+        bound = {p.name.value for p in (*node.params.params, *node.params.posonly_params, *node.params.kwonly_params)}
+    else:
+        bound = _target_names(node)  # type: ignore[arg-type]
+    return bool(bound & names)
+
+
+def _reads(node: cst.CSTNode, names: set[str]) -> bool:
+    return any(isinstance(n, cst.Name) and n.value in names for n in (node, *descendants(node)))
+
+
+def _array_only_index(subscript: cst.Subscript) -> bool:
+    """`m[a, b]`, `m[:, i]`, `m[..., i]`, `m[None, i]`: several axes at once, which lists, tuples
+    and dicts do not take (a dict keyed by tuples takes `d[a, b]` without slices: not counted)."""
+    elements = [e.slice for e in subscript.slice]
+    if any(isinstance(e, cst.Slice) for e in elements) and len(elements) > 1:
+        return True
+    return any(isinstance(e, cst.Index) and (isinstance(e.value, cst.Ellipsis) or
+               (isinstance(e.value, cst.Name) and e.value.value == "None")) for e in elements)
 
 
 def _element(comp: cst.BaseComp) -> cst.BaseExpression:
@@ -313,11 +513,14 @@ COMPREHENSION_ROWS: tuple[Callable[[ComprehensionJudge, cst.BaseComp], Decision 
     ComprehensionJudge.structure_per_step,
     ComprehensionJudge.python_element,
     ComprehensionJudge.index_tuple,
+    ComprehensionJudge.keyed_entries,
+    ComprehensionJudge.unstacks,
 )
 CLAUSE_ROWS: tuple[Callable[[ComprehensionJudge, cst.BaseComp, cst.CompFor], Decision | None], ...] = (
     ComprehensionJudge.few_steps,
     ComprehensionJudge.array_rows,
     ComprehensionJudge.axis_range,
+    ComprehensionJudge.indexed_reads,
 )
 
 

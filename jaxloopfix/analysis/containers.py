@@ -609,9 +609,15 @@ class ContainerEvidence:
                         values.setdefault(t.target.value, []).append(node.value)
         computed = {name: found[0] for name, found in values.items() if len(found) == 1 and name != index}
         opaque = derived - {index} - set(computed)
+        steady: set[str] = set()  # derived names whose shape is the same at every step (`_steady_names`)
 
         def reads(expr: cst.CSTNode | None) -> bool:
-            return expr is not None and any(isinstance(n, cst.Name) and n.value in derived for n in descendants(expr))
+            """`expr` reads the index or a name derived from it; `v.shape[0]` of a derived `v`
+            whose shape is the same at every step (`v = x[i] - y[ids]`) reads no changing size."""
+            return expr is not None and any(
+                isinstance(n, cst.Name) and n.value in derived and not (n.value in steady and self._measured(n))
+                for n in descendants(expr)
+            )
 
         def ragged(window: cst.Slice) -> bool:
             """For a slice a bound of which reads the index: its width changes with the index
@@ -634,6 +640,11 @@ class ContainerEvidence:
             opaque_bound = any(isinstance(n, cst.Name) and n.value in opaque for b in positional for n in descendants(b))
             return not opaque_bound and width_varies(positional[0], positional[1], index, computed, self.parsed.code) is False
 
+        # A derived name whose `.shape` is read keeps its shape from step to step only on positive
+        # evidence (`_steady_names`): `lidar_feats = pos[i] - data[ids]` with `ids` a window of
+        # fixed width; then its `.shape` is no changing size.
+        steady |= self._steady_names(loop, nodes, index, derived, computed, opaque, fixed_length_range)
+
         for node in nodes:
             use: cst.CSTNode | None = None
             if isinstance(node, cst.Slice) and (reads(node.lower) or reads(node.upper)) and ragged(node):
@@ -647,6 +658,92 @@ class ContainerEvidence:
                     "steps along one array axis"
                 )
         return None
+
+    def _steady_names(
+        self, loop: cst.For, nodes: list[cst.CSTNode], index: str, derived: set[str],
+        computed: dict[str, cst.BaseExpression], opaque: set[str], fixed_length_range: Callable[[cst.Call], bool],
+    ) -> set[str]:
+        """The names derived from the index whose shape is the same at every step, shown by
+        their values read in the body's order: built from the index as an integer or array index
+        (`x[i]`, `data[ids]`), from windows of a fixed width (`jnp.arange(i * k, (i + 1) * k)`),
+        arithmetic, and JAX calls on such values whose shape arguments read only steady sizes
+        (`jnp.concatenate([f, jnp.zeros((f.shape[0], 2))])`). Not a name carried from the step
+        before (`acc = jnp.concatenate([acc, ...])` grows), nor the result of a project helper
+        or of a call that splits unevenly (`jnp.array_split(x, n)[i]`)."""
+        assigns = [
+            n for n in nodes if isinstance(n, cst.Assign) and len(n.targets) == 1
+            and isinstance(n.targets[0].target, cst.Name) and n.targets[0].target.value in derived
+        ]
+        first: dict[str, cst.Assign] = {}
+        for assign in assigns:
+            first.setdefault(assign.targets[0].target.value, assign)  # type: ignore[attr-defined]
+        state: dict[str, bool] = {}
+        for name, assign in first.items():
+            carried = any(
+                isinstance(n, cst.Name) and n.value == name and n is not assign.targets[0].target
+                and (self.parsed.order(n)[0] < self.parsed.order(assign)[0] or self.parsed.contains(assign.value, n))
+                for n in nodes
+            )
+            state[name] = not carried
+
+        def measured_steady(expr: cst.CSTNode) -> bool:
+            return all(
+                not (isinstance(n, cst.Name) and n.value in derived)
+                or (n.value != index and state.get(n.value, False) and self._measured(n))
+                for n in (expr, *descendants(expr))
+            )
+
+        def steady(expr: cst.BaseExpression) -> bool:
+            if not any(isinstance(n, cst.Name) and n.value in derived for n in (expr, *descendants(expr))):
+                return True
+            if isinstance(expr, cst.Name):
+                return expr.value == index or state.get(expr.value, False)
+            if isinstance(expr, cst.Subscript):
+                if isinstance(expr.value, cst.Call) and isinstance(expr.value.func, (cst.Name, cst.Attribute)) \
+                        and (self.parsed.qualified_name(expr.value.func) or "").rsplit(".", 1)[-1] in UNEVEN_RESULTS:
+                    return False  # `jnp.array_split(x, n)[i]`: the pieces differ in length
+                return steady(expr.value) and all(
+                    steady(e.slice.value) if isinstance(e.slice, cst.Index)
+                    else width_varies(e.slice.lower, e.slice.upper, index, computed, self.parsed.code) is False
+                    and not any(isinstance(n, cst.Name) and n.value in opaque for n in descendants(e.slice))
+                    for e in expr.slice
+                )
+            if isinstance(expr, cst.BinaryOperation):
+                return steady(expr.left) and steady(expr.right)
+            if isinstance(expr, cst.UnaryOperation):
+                return steady(expr.expression)
+            if isinstance(expr, (cst.List, cst.Tuple)):
+                return all(not isinstance(e, cst.StarredElement) and steady(e.value) for e in expr.elements)
+            if isinstance(expr, cst.Attribute):
+                return steady(expr.value)
+            if isinstance(expr, cst.Call):
+                if fixed_length_range(expr):
+                    return True
+                func = expr.func
+                qualified = self.parsed.qualified_name(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
+                if qualified is not None and qualified.startswith("jax."):
+                    if qualified.rsplit(".", 1)[-1] in UNEVEN_RESULTS:
+                        return False
+                elif not (qualified is None and isinstance(func, cst.Attribute) and steady(func.value)):
+                    return False  # a project helper's result: its shape is not known here
+                shapes = [id(a) for a in _shape_arguments(self.parsed, expr)]
+                return all(
+                    not a.star and (measured_steady(a.value) if id(a) in shapes else steady(a.value)) for a in expr.args
+                )
+            return False
+
+        for assign in assigns:
+            name = assign.targets[0].target.value  # type: ignore[attr-defined]
+            state[name] = state[name] and steady(assign.value)
+        return {name for name, ok in state.items() if ok}
+
+    def _measured(self, name: cst.Name) -> bool:
+        """`v.shape`, `v.ndim`, `v.size`, `len(v)`: `v`'s shape is read, not its values."""
+        parent = self.parsed.parent(name)
+        if isinstance(parent, cst.Attribute) and parent.value is name:
+            return parent.attr.value in ("shape", "ndim", "size")
+        call = self.parsed.parent(parent) if isinstance(parent, cst.Arg) else None
+        return isinstance(call, cst.Call) and self.parsed.qualified_name(call.func) == "builtins.len"
 
     def _python_int_shapes(self, loop: cst.For) -> str | None:
         """`frequency = 1`, then `frequency *= lacunarity` each step and `(frequency * res[0], ...)`
@@ -1407,6 +1504,10 @@ def _root(expr: cst.BaseExpression) -> str | None:
 
 # jnp functions whose first argument is a shape or a length (`fftfreq(n)`), and those taking a
 # shape second (`reshape(a, shape)`, `broadcast_to(a, shape)`).
+# JAX calls whose result's shape depends on the values or on which piece is taken (`jnp.array_split`
+# pieces differ by a row, `jnp.nonzero` has as many entries as the data has): never steady.
+UNEVEN_RESULTS = frozenset({"split", "array_split", "hsplit", "vsplit", "dsplit", "nonzero", "argwhere", "flatnonzero",
+                            "unique", "extract", "compress", "where", "repeat", "unstack"})
 SHAPE_FIRST_CALLS = frozenset(
     {"zeros", "ones", "empty", "full", "eye", "identity", "arange", "tri", "fftfreq", "rfftfreq", "hanning",
      "hamming", "blackman", "bartlett", "kaiser"}

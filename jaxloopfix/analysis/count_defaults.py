@@ -70,7 +70,10 @@ def attribute_default(parsed: ParsedModule, function: cst.FunctionDef, expr: cst
     declared = _class_body_default(klass, attr)
     assigned = self_assignments(klass, attr)
     if declared is not None and not assigned:
-        return _with_calls(parsed, klass.name.value, attr, None, declared, f"`{attr}: int = {declared}` in `{klass.name.value}`")
+        return _with_calls(
+            parsed, klass.name.value, attr, _field_position(parsed, klass, attr), declared,
+            f"`{attr}: int = {declared}` in `{klass.name.value}`",
+        )
     if declared is not None or len(assigned) != 1:
         return None
     init, value = assigned[0]
@@ -146,7 +149,7 @@ def _with_calls(
         if name != callee:
             continue
         positional = [a for a in node.args if a.keyword is None]
-        if any(a.star for a in node.args):
+        if any(a.star for a in node.args) or (position == UNKNOWN_POSITION and positional):
             return None
         passed = [a.value for a in node.args if a.keyword is not None and a.keyword.value == keyword]
         if position is not None and position >= 0 and len(positional) > position:
@@ -164,6 +167,27 @@ def _with_calls(
     if max(values) != default:
         source += f", and {max(values)} where this module passes it"
     return CountDefault(max(values), source)
+
+
+# A field whose place among the constructor's positional arguments is not known here.
+UNKNOWN_POSITION = -2
+
+
+def _field_position(parsed: ParsedModule, klass: cst.ClassDef, attr: str) -> int:
+    """Where a class-body field `attr: int = 3` comes among the positional arguments of the
+    constructor a dataclass (Flax, Equinox, chex) generates: its place among the class's own
+    annotated fields. `UNKNOWN_POSITION` when the class writes its own `__init__` or derives
+    from a class of this module (whose fields come first)."""
+    own = {c.name.value for c in parsed.module.body if isinstance(c, cst.ClassDef)}
+    if any(isinstance(b.value, cst.Name) and b.value.value in own for b in klass.bases):
+        return UNKNOWN_POSITION
+    fields: list[str] = []
+    for statement in klass.body.body:
+        if isinstance(statement, cst.FunctionDef) and statement.name.value == "__init__":
+            return UNKNOWN_POSITION
+        if isinstance(statement, cst.SimpleStatementLine):
+            fields += [s.target.value for s in statement.body if isinstance(s, cst.AnnAssign) and isinstance(s.target, cst.Name)]
+    return fields.index(attr) if attr in fields else UNKNOWN_POSITION
 
 
 def method_and_class(

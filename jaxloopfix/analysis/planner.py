@@ -154,6 +154,11 @@ class LoopPlanner:
             unsafe_reasons=list(iteration.unsafe_reasons),
         )
         early = iteration.refusal
+        if early is None and self._index_grid(loop.iter):
+            early = (
+                f"it steps over the index tuples `{shorten(self.parsed.code(loop.iter), 30)}` makes on the host, "
+                "which `lax.scan` cannot take as `xs`; scan over `jnp.indices(shape).reshape(len(shape), -1).T` instead"
+            )
         if early is None:
             early = self._list_of_rows_refusal(loop, iteration)
         if early is None and not isinstance(loop.body, cst.IndentedBlock):
@@ -540,8 +545,8 @@ class LoopPlanner:
         if evidence is not None and BOUND_TO_CONTAINER in evidence and self._counter_reads_rows(loop) is not None:
             return None  # `for k, (slot, _) in enumerate(slots): out[slot] = rows[k]`: a local list of Python values
         if evidence is None and iteration is None and isinstance(loop.target, (cst.Tuple, cst.List)):
-            if _is_range(self.parsed, loop.iter):
-                return None  # `for i, j in itertools.product(range(h), range(w))`: ints, which may index rows
+            if _is_range(self.parsed, loop.iter) or self._index_grid(loop.iter):
+                return None  # `for i, j in itertools.product(range(h), range(w))`, `np.ndindex(x.shape)`: ints, which may index rows
             if self._counter_reads_rows(loop) is not None:
                 return None  # `for i, (x, y) in enumerate(batches): ... keys[i]`: it steps over array rows too
             evidence = (
@@ -742,7 +747,8 @@ class LoopPlanner:
         tuple, `x.shape[1:]`, `enumerate(x.shape)`): each step is a distinct computation,
         never a step along an array axis. `range(...)` is left to the other rows: its ints
         may index an array."""
-        if _is_range(self.parsed, loop.iter) or self._numeric_steps(loop) >= self.min_trip_count:
+        if _is_range(self.parsed, loop.iter) or self._numeric_steps(loop) >= self.min_trip_count \
+                or self._index_grid(loop.iter):
             return None
         items = self.kinds.of(loop.iter).items()
         if not items.python:
@@ -750,6 +756,23 @@ class LoopPlanner:
         return (
             f"it iterates `{shorten(self.parsed.code(loop.iter), 40)}`, whose items are Python values at trace time "
             f"({items.why or items.name}): each step is a distinct computation, not a step along an array axis"
+        )
+
+    def _index_grid(self, iterable: cst.BaseExpression) -> bool:
+        """`np.ndindex(x.shape)`, `np.ndindex(*x.shape[1:])`, `np.ndindex(x.shape[0], x.shape[1])`:
+        every index of an array, as nested `range`s over its axes are; its tuples may index it. So
+        is `np.ndindex(shape)` with `shape` a name of unknown kind (an output's shape handed in).
+        Sizes of Python values (`np.ndindex((3, 3))`, `np.ndindex(len(blocks), 2)`, a module's
+        `KERNEL = (3, 3)`) are not."""
+        if not (isinstance(iterable, cst.Call) and self.parsed.qualified_name(iterable.func) == "numpy.ndindex"):
+            return False
+        return bool(iterable.args) and any(
+            isinstance(n, cst.Attribute) and n.attr.value == "shape"
+            for a in iterable.args for n in (a.value, *descendants(a.value))
+        ) or any(
+            self.kinds.of(a.value).name == SHAPE and not _literal_tuple(a.value)
+            or isinstance(a.value, cst.Name) and self.kinds.of(a.value).name == UNKNOWN  # `shape` of a loss, passed in
+            for a in iterable.args
         )
 
     def items_may_be_none(self, loop: cst.For, iteration: Iteration | None) -> str | None:
@@ -2011,6 +2034,11 @@ def _array_valued_bound(parsed: ParsedModule, expr: cst.BaseExpression, kinds: V
     if qname in ("builtins.enumerate", "builtins.zip", "builtins.reversed"):
         return next((b for a in expr.args if (b := _array_valued_bound(parsed, a.value, kinds)) is not None), None)
     return None
+
+
+def _literal_tuple(expr: cst.BaseExpression) -> bool:
+    """`(3, 3)`: a display of integer literals."""
+    return isinstance(expr, (cst.Tuple, cst.List)) and all(isinstance(e.value, cst.Integer) for e in expr.elements)
 
 
 def _is_range(parsed: ParsedModule, expr: cst.BaseExpression) -> bool:

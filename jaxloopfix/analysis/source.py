@@ -309,6 +309,10 @@ class ParsedModule:
         """Whether an import anywhere in the module binds `name` (else no binding of it is one)."""
         return name in self._tree.imported
 
+    def imports_from(self, roots: frozenset[str] | set[str]) -> bool:
+        """Whether an absolute import anywhere in the module names one of the packages `roots`."""
+        return any(source.partition(".")[0] in roots for sources in self._tree.import_sources.values() for source in sources)
+
     def may_import_from(self, name: str, roots: frozenset[str] | set[str]) -> bool:
         """Whether some import in the module may bind `name` to a module or object under one of
         the top-level packages `roots` (a relative import may: it names the module's own package).

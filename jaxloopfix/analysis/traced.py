@@ -37,6 +37,7 @@ from jaxloopfix.analysis.cross_module import (
     ModuleSite,
     TraceSeed,
 )
+from jaxloopfix.analysis.backend_objects import BACKEND_ENTRIES, BACKEND_LIBRARIES, backend_transforms
 from jaxloopfix.analysis.names import parameters
 from jaxloopfix.analysis.source import ParsedModule, descendants, shorten
 from jaxloopfix.analysis.walk import walk
@@ -451,7 +452,9 @@ class TracedFinder:
         # What this module's traced code reaches in other project modules, and its framework classes.
         self.links = ModuleLinks()
         self._site_classes = {c.qualified: c for c in site.classes} if site is not None else {}
-        self.transforms = TRACING_TRANSFORMS | frozenset(extra_decorators)
+        # `K.jit` with `K = tc.set_backend("jax")`: a backend's transforms, named as JAX's.
+        self._backend = backend_transforms(parsed) if parsed.imports_from(BACKEND_LIBRARIES) else {}
+        self.transforms = TRACING_TRANSFORMS | frozenset(extra_decorators) | frozenset(self._backend)
         self._transform_or_partial = self.transforms | PARTIAL
         self.bases = {**MODULE_BASES, **ENVIRONMENT_FRAMEWORKS}
         for name in extra_base_classes:
@@ -477,7 +480,7 @@ class TracedFinder:
             return _Transform("chex.variant")
         qname = parsed.qualified_name(expr) if isinstance(expr, named) and parsed.may_be_named(expr, self.transforms) else None
         if qname in self.transforms:
-            return _Transform(qname)
+            return _Transform(self._backend.get(qname, qname))
         if isinstance(expr, cst.Call):
             func = expr.func
             func_name = (
@@ -504,7 +507,7 @@ class TracedFinder:
             if func_name in self.transforms and not positional:
                 # `@jax.jit(static_argnames=...)` or `@jax.checkpoint(policy=...)`.
                 names, nums = _static_args(list(expr.args), self._constant)
-                return _Transform(func_name, names, nums)
+                return _Transform(self._backend.get(func_name, func_name), names, nums)
         return None
 
     def _chex_variant(self, expr: cst.BaseExpression) -> bool:
@@ -1355,6 +1358,10 @@ class TracedFinder:
                 callee = finder.resolve_function(node.func)
                 if callee is None and isinstance(node.func, cst.Attribute):
                     callee = finder.resolve_method(node.func, outer) or finder._instance_method(node.func, outer)
+                held = finder._attribute_functions(node, outer) if callee is None and isinstance(node.func, cst.Attribute) else None
+                if held is not None:
+                    found.extend(held)
+                    continue
                 if callee is None and isinstance(node.func, cst.Attribute):
                     declared = finder._declared_receiver_methods(node.func, outer)
                     for method, cls in declared:
@@ -1637,6 +1644,29 @@ class TracedFinder:
             found = {self._instance_class(value, method, depth + 1) for method, value in self._self_assignments(caller, expr.attr.value)}
             return found.pop() if len(found) == 1 else None
         return None
+
+    def _attribute_functions(
+        self, call: cst.Call, caller: cst.FunctionDef
+    ) -> list[tuple[cst.FunctionDef, str | Callable[[], str]]] | None:
+        """`self.act(...)` after `self.act = decode` in the class's `setup`/`__init__`, every
+        assignment naming a function: Python calls the function the attribute holds. Those of
+        this module are returned with why; imported ones are recorded for their module. None
+        when an assignment is anything else (a module, a call's result, a lambda)."""
+        attr = call.func
+        if not (isinstance(attr, cst.Attribute) and isinstance(attr.value, cst.Name) and attr.value.value == "self"):
+            return None
+        values = [value for _, value in self._self_assignments(caller, attr.attr.value)]
+        if not values or not all(isinstance(v, (cst.Name, cst.Attribute)) for v in values):
+            return None
+        local = [self.resolve_function(v) for v in values]
+        imported = [self._imported(v) if f is None else None for v, f in zip(values, local)]
+        if not all(f is not None or i is not None for f, i in zip(local, imported)):
+            return None
+        reason = f"called as `{shorten(self.parsed.code(attr), 40)}` (an attribute holding it) from traced function `{caller.name.value}`"
+        for value, function in zip(values, local):
+            if function is None:
+                self._external(value, reason, call)
+        return [(f, self._at_line(reason, call)) for f in local if f is not None and f is not caller]
 
     def _self_assignments(self, caller: cst.FunctionDef, attr: str) -> list[tuple[cst.FunctionDef, cst.BaseExpression]]:
         """`self.estimator = Exact()` in any method of the class `caller` is a method of (its
@@ -2437,7 +2467,7 @@ TAKER_NAMES: frozenset[str] = frozenset(FUNCTION_TAKERS)
 # function of the module is traced (`prefilter.scan` leaves such modules out).
 ENTRY_NAMES: frozenset[str] = (
     TRACING_TRANSFORMS | TAKER_NAMES | LIFTED_TRANSFORMS | MODEL_PRIMITIVES | frozenset(MODULE_BASES) | frozenset(ENVIRONMENT_BASES)
-    | CUSTOM_DERIVATIVES | COMPACT | CHEX_VARIANTS
+    | CUSTOM_DERIVATIVES | COMPACT | CHEX_VARIANTS | BACKEND_ENTRIES
 )
 
 
