@@ -303,11 +303,10 @@ class ComprehensionJudge:
 
     def _range_measured(self, iterable: cst.BaseExpression) -> cst.BaseExpression | None:
         """`xs` of `range(len(xs))` (inside `reversed` too), else None."""
-        if isinstance(iterable, cst.Call) and self.parsed.qualified_name(iterable.func) == "builtins.reversed" and iterable.args:
-            iterable = iterable.args[0].value
-        if not (isinstance(iterable, cst.Call) and iterable.args):
+        args = _range_args(self.parsed, iterable)
+        if args is None:
             return None
-        stop = iterable.args[1].value if len(iterable.args) > 1 else iterable.args[0].value
+        stop = args[1] if len(args) > 1 else args[0]
         if isinstance(stop, cst.Call) and self.parsed.qualified_name(stop.func) == "builtins.len" and len(stop.args) == 1:
             return stop.args[0].value
         return None
@@ -324,7 +323,7 @@ class ComprehensionJudge:
                 f"the count is the length of `{shorten(self.parsed.code(measured), 30)}`, not shown to be an array: "
                 "the index counts items of Python structure"
             )
-        index = {n.value for n in (clause.target, *descendants(clause.target)) if isinstance(n, cst.Name)}
+        index = _clause_names(clause)
         indexed = self._indexed_in(comp, clause)
         for node in _own_nodes(comp):
             if isinstance(node, cst.Subscript) and any(node is s for s in indexed) and self._container(node.value):
@@ -379,13 +378,8 @@ class ComprehensionJudge:
         """The trip count of `range(stop)`, `range(start, stop)` or `range(start, stop, k)` with a
         positive literal `k` (inside `reversed`), else None. A length or dimension of a Python value
         (a shape, a list, a host NumPy table) is no array axis."""
-        if isinstance(iterable, cst.Call) and self.parsed.qualified_name(iterable.func) == "builtins.reversed" \
-                and len(iterable.args) == 1:
-            iterable = iterable.args[0].value
-        if not (isinstance(iterable, cst.Call) and self.parsed.qualified_name(iterable.func) == "builtins.range"):
-            return None
-        args = [a.value for a in iterable.args if a.keyword is None and not a.star]
-        if len(args) not in (1, 2, 3) or len(args) != len(iterable.args):
+        args = _range_args(self.parsed, iterable)
+        if args is None:
             return None
         if len(args) == 3 and not (isinstance(args[2], cst.Integer) and int(args[2].evaluated_value) > 0):
             return TripCount("unknown")
@@ -408,11 +402,28 @@ def _clauses(comp: cst.BaseComp) -> list[cst.CompFor]:
     return for_clauses(comp.for_in)
 
 
+def _range_args(parsed: ParsedModule, iterable: cst.BaseExpression) -> list[cst.BaseExpression] | None:
+    """The positional arguments of `range(...)` (inside `reversed` too), one to three of them
+    and nothing else; None for any other iterable."""
+    if isinstance(iterable, cst.Call) and parsed.qualified_name(iterable.func) == "builtins.reversed" \
+            and len(iterable.args) == 1:
+        iterable = iterable.args[0].value
+    if not (isinstance(iterable, cst.Call) and parsed.qualified_name(iterable.func) == "builtins.range"):
+        return None
+    args = [a.value for a in iterable.args if a.keyword is None and not a.star]
+    return args if len(args) in (1, 2, 3) and len(args) == len(iterable.args) else None
+
+
+def _clause_names(clause: cst.CompFor) -> set[str]:
+    """The names one `for` clause binds."""
+    return {n.value for n in (clause.target, *descendants(clause.target)) if isinstance(n, cst.Name)}
+
+
 def _indexed_by(comp: cst.BaseComp, clause: cst.CompFor) -> list[cst.Subscript]:
     """The element's subscripts that read the clause's index (`m[i]`, `m[i * d:(i + 1) * d]`,
     `m[:, i]`) on a value that does not (`xs[i][0]` counts once, as `xs[i]`); not inside a
     lambda or comprehension of the element that binds the same name (its own `i`)."""
-    index = {n.value for n in (clause.target, *descendants(clause.target)) if isinstance(n, cst.Name)}
+    index = _clause_names(clause)
     found: list[cst.Subscript] = []
     for node in _own_nodes(comp, index):
         if not isinstance(node, cst.Subscript):
@@ -470,7 +481,7 @@ def _element(comp: cst.BaseComp) -> cst.BaseExpression:
 
 def _target_names(comp: cst.BaseComp) -> set[str]:
     """Every name a clause of the comprehension binds (walrus targets included)."""
-    names = {n.value for clause in _clauses(comp) for n in (clause.target, *descendants(clause.target)) if isinstance(n, cst.Name)}
+    names = {name for clause in _clauses(comp) for name in _clause_names(clause)}
     names |= {n.target.value for n in descendants(comp) if isinstance(n, cst.NamedExpr) and isinstance(n.target, cst.Name)}
     return names
 

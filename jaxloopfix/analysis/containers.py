@@ -609,7 +609,6 @@ class ContainerEvidence:
                         values.setdefault(t.target.value, []).append(node.value)
         computed = {name: found[0] for name, found in values.items() if len(found) == 1 and name != index}
         opaque = derived - {index} - set(computed)
-        steady: set[str] = set()  # derived names whose shape is the same at every step (`_steady_names`)
 
         def reads(expr: cst.CSTNode | None) -> bool:
             """`expr` reads the index or a name derived from it; `v.shape[0]` of a derived `v`
@@ -642,8 +641,8 @@ class ContainerEvidence:
 
         # A derived name whose `.shape` is read keeps its shape from step to step only on positive
         # evidence (`_steady_names`): `lidar_feats = pos[i] - data[ids]` with `ids` a window of
-        # fixed width; then its `.shape` is no changing size.
-        steady |= self._steady_names(loop, nodes, index, derived, computed, opaque, fixed_length_range)
+        # fixed width; then its `.shape` is no changing size (`reads` above asks).
+        steady = self._steady_names(nodes, index, derived, computed, opaque, fixed_length_range)
 
         for node in nodes:
             use: cst.CSTNode | None = None
@@ -660,7 +659,7 @@ class ContainerEvidence:
         return None
 
     def _steady_names(
-        self, loop: cst.For, nodes: list[cst.CSTNode], index: str, derived: set[str],
+        self, nodes: list[cst.CSTNode], index: str, derived: set[str],
         computed: dict[str, cst.BaseExpression], opaque: set[str], fixed_length_range: Callable[[cst.Call], bool],
     ) -> set[str]:
         """The names derived from the index whose shape is the same at every step, shown by
@@ -1502,12 +1501,12 @@ def _root(expr: cst.BaseExpression) -> str | None:
     return expr.value if isinstance(expr, cst.Name) else None
 
 
-# jnp functions whose first argument is a shape or a length (`fftfreq(n)`), and those taking a
-# shape second (`reshape(a, shape)`, `broadcast_to(a, shape)`).
 # JAX calls whose result's shape depends on the values or on which piece is taken (`jnp.array_split`
 # pieces differ by a row, `jnp.nonzero` has as many entries as the data has): never steady.
 UNEVEN_RESULTS = frozenset({"split", "array_split", "hsplit", "vsplit", "dsplit", "nonzero", "argwhere", "flatnonzero",
                             "unique", "extract", "compress", "where", "repeat", "unstack"})
+# jnp functions whose first argument is a shape or a length (`fftfreq(n)`), and those taking a
+# shape second (`reshape(a, shape)`, `broadcast_to(a, shape)`).
 SHAPE_FIRST_CALLS = frozenset(
     {"zeros", "ones", "empty", "full", "eye", "identity", "arange", "tri", "fftfreq", "rfftfreq", "hanning",
      "hamming", "blackman", "bartlett", "kaiser"}

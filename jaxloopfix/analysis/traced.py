@@ -28,6 +28,7 @@ from jaxloopfix.analysis.count_defaults import method_and_class, receiver_name
 from jaxloopfix.analysis.framework_classes import NOT_LAYERS
 from jaxloopfix.analysis.helper_structure import parse_function, traces_parameter
 from jaxloopfix.analysis.library_methods import LIBRARY_METHODS
+from jaxloopfix.analysis.backend_objects import BACKEND_ENTRIES, BACKEND_LIBRARIES, backend_transforms
 from jaxloopfix.analysis.cross_module import (
     BY_NAME,
     EVERY_BY_NAME,
@@ -37,7 +38,6 @@ from jaxloopfix.analysis.cross_module import (
     ModuleSite,
     TraceSeed,
 )
-from jaxloopfix.analysis.backend_objects import BACKEND_ENTRIES, BACKEND_LIBRARIES, backend_transforms
 from jaxloopfix.analysis.names import parameters
 from jaxloopfix.analysis.source import ParsedModule, descendants, shorten
 from jaxloopfix.analysis.walk import walk
