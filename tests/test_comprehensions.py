@@ -95,6 +95,8 @@ def test_messages_name_what_the_steps_go_over() -> None:
     assert "the rows of `hidden` (an array: `jnp.tanh(xs)`)" in rows
     axis = next(m for m in messages.values() if "`column_means`" in m)
     assert "`range(board.shape[1])` (as long as an array axis)" in axis
+    table = next(m for m in messages.values() if "`shifted_table`" in m)
+    assert "`range(n)`, each step computing one row of the array `jnp.array` builds" in table
     assert "`column_means` is traced" in next(d.traced_reason for d in _diagnostics("unrolled") if "`column_means`" in d.message)
 
 
@@ -112,6 +114,7 @@ def test_clean_decisions_name_their_evidence() -> None:
     assert rule_at("for c in table") == "no_array_steps"
     assert rule_at("points[..., d] for d") == "index_tuple"
     assert rule_at("[mask for _ in") == "repeats_value"
+    assert rule_at("heads[i] @ x for i") == "index_as_structure"  # stacked, but a list's items
 
 
 def _lint(source: str):

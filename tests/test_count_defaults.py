@@ -6,6 +6,9 @@ import textwrap
 
 import pytest
 
+jax = pytest.importorskip("jax")
+jnp = pytest.importorskip("jax.numpy")
+
 from jaxloopfix.config import Settings
 from jaxloopfix.engine import lint_text
 
@@ -95,6 +98,45 @@ def test_a_count_every_call_passes_as_a_literal_is_the_count() -> None:
     assert _loops(source.format(extra="\n\n    long = jax.jit(partial(smooth, order=200))").replace(
         "import jax\n", "import jax\n    from functools import partial\n")) == ["JLF002"]
     assert _loops(source.format(extra="\n\n    g = smooth")) == ["JLF002"]
+
+
+def test_a_count_passed_through_a_transformed_alias_by_a_local_constant() -> None:
+    """`grad_loss = jax.jit(jax.grad(loss), static_argnums=2)` takes `loss`'s parameters in the
+    same places, so its calls pass the count too; a local name bound once to a literal (`H, M =
+    3, 3`) passes that literal. A name bound twice, rebound, or a parameter stays unknown."""
+    source = """
+    import jax
+    import jax.numpy as jnp
+
+    def loss(w, x, horizon):
+        total = 0.0
+        for h in range(horizon):
+            total = total + jnp.sum(jnp.tanh(x[h] @ w))
+        return total
+
+    grad_loss = jax.jit(jax.grad(loss), static_argnums=2)
+
+    def rollout(w, x{param}):
+        {bind}
+        for _ in range(100):
+            w = w - 0.1 * grad_loss(w, x, H)
+        return w
+    """
+    def reported(bind: str, param: str = "") -> bool:
+        return _loops(source.format(bind=bind, param=param)) == ["JLF002"]
+
+    assert not reported("H, M = 3, 3")
+    assert not reported("H = 4")
+    assert reported("H = 30")
+    assert reported("H = 3\n        H += 1")
+    assert reported("H = x.shape[0]")
+    assert reported("pass", param=", H")
+    assert reported("H = 3\n        jax.tree.map(grad_loss, [w], [x], [40])")  # the alias passed on
+    # JAX agrees the alias takes the wrapped function's parameters in the same places.
+    namespace: dict = {}
+    exec(textwrap.dedent(source.format(bind="H = 3", param="")), namespace)  # noqa: S102 - the fixed source above
+    w = jnp.ones((2, 2))
+    assert namespace["grad_loss"](w, jnp.ones((5, 2)), 3).shape == (2, 2)
 
 
 def test_a_range_from_a_non_negative_start_to_a_small_stop_is_a_few_steps() -> None:

@@ -439,6 +439,86 @@ def test_a_method_called_on_a_parameter_declared_with_an_imported_class(
                for _, reason in found["sim/cells.py"])
 
 
+UNION_CLASSES = """
+    import jax.numpy as jnp
+
+
+    class Cell:
+        def advance(self, states):
+            total = jnp.zeros(states.shape[1:])
+            for k in range(states.shape[0]):
+                total = jnp.tanh(total + states[k])
+            return total
+
+
+    class Leaky:
+        def advance(self, states):
+            total = jnp.zeros(states.shape[1:])
+            for k in range(states.shape[0]):
+                total = total * 0.5 + states[k]
+            return total
+
+
+    class Unrelated:
+        def advance(self, states):
+            total = jnp.zeros(states.shape[1:])
+            for k in range(states.shape[0]):
+                total = total - states[k]
+            return total
+"""
+
+
+@pytest.mark.parametrize(("annotation", "expected"), [
+    ("Cell | Leaky", ["Cell", "Leaky"]),
+    ("Union[Cell, Leaky]", ["Cell", "Leaky"]),
+    ("Optional[Cell]", ["Cell"]),
+    ("Cell | None", ["Cell"]),
+])
+def test_a_method_called_on_a_parameter_declared_with_a_union_of_imported_classes(
+    tmp_path: Path, annotation: str, expected: list[str]
+) -> None:
+    """`scf.eval_orbitals(...)` in traced code with `scf: MolecularSCF | PeriodicSCF`: Python
+    may run the method of any member of the union, so each is traced; a class the union does
+    not name is not."""
+    _tree(tmp_path, {
+        "sim/__init__.py": "",
+        "sim/cells.py": UNION_CLASSES,
+        "sim/run.py": f"""
+            from typing import Optional, Union
+
+            import jax
+            from sim.cells import Cell, Leaky
+
+
+            def build(cell: {annotation}):
+                def step(states):
+                    return cell.advance(states)
+
+                return jax.jit(step)
+        """,
+    })
+    found = _found(tmp_path)
+    assert list(found) == ["sim/cells.py"]
+    reasons = [reason for _, reason in found["sim/cells.py"]]
+    assert [reason.split("on a `", 1)[1].split("`", 1)[0] for reason in reasons] == expected
+
+
+def test_a_method_called_on_a_parameter_declared_with_a_union_of_module_classes(tmp_path: Path) -> None:
+    """The same with the classes defined in the module that calls the method."""
+    _tree(tmp_path, {"m.py": UNION_CLASSES + """
+
+    @jax.jit
+    def step(cell: "Cell | Leaky", states):
+        return cell.advance(states)
+"""})
+    text = (tmp_path / "m.py").read_text()
+    (tmp_path / "m.py").write_text("import jax\n" + text)
+    found = _found(tmp_path)
+    reasons = [reason for _, reason in found["m.py"]]
+    assert len(reasons) == 2 and all("(its declared type)" in r for r in reasons), reasons
+    assert ["`Cell`" in reasons[0], "`Leaky`" in reasons[1]] == [True, True]
+
+
 def test_results_do_not_depend_on_the_prefilter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     shutil.copytree(FIXTURE, tmp_path / "project")
     with_prefilter = _found(tmp_path / "project")

@@ -299,3 +299,47 @@ if __name__ == "__main__":
             fixed = fix_text(text, str(path), code)
             if fixed != text:
                 fixed_path(path).write_text(fixed, encoding="utf-8")
+
+
+JDC_STATIC = '''
+import jax
+import jax.numpy as jnp
+import jax_dataclasses as jdc
+
+
+@jdc.pytree_dataclass
+class Window:
+    data: jax.Array
+    width: jdc.Static[int]
+
+
+@jdc.pytree_dataclass
+class Buffer:
+    storage: jax.Array
+    width: jdc.Static[int]
+
+    @jdc.jit
+    def head(self, other: Window, count: jdc.Static[int]):
+        for _ in range(count):
+            self = Buffer(jnp.tanh(self.storage), self.width)
+        return self.storage[: self.width] + other.data[: other.width], self.storage[:count]
+'''
+
+
+def test_jax_dataclasses_static_annotations_are_python_values():
+    """`width: jdc.Static[int]` is left out of the pytree, so `self.width` and `other.width` (of a
+    parameter declared a class of the module) are Python ints under `jdc.jit`, and so is a parameter
+    annotated `jdc.Static[int]`: JAX runs the method, and the linter reports no traced slice or
+    trip count (the loop over `count` is a static unroll of array work, JLF002)."""
+    jdc = pytest.importorskip("jax_dataclasses")
+    space: dict = {}
+    # Compiled without this module's `from __future__ import annotations`: `jdc` reads the
+    # annotations as objects, as a user's module without that import gives them.
+    exec(compile(JDC_STATIC, "jdc_static.py", "exec", dont_inherit=True), space)  # noqa: S102 - the fixed source above
+    buffer = space["Buffer"](jnp.arange(6.0), 4)
+    first, second = buffer.head(space["Window"](jnp.ones(5), 4), 2)
+    assert first.shape == (4,) and second.shape == (2,)
+    codes = sorted(d.code for d in lint(JDC_STATIC) if d.code.startswith("JLF00"))
+    assert codes == ["JLF002"], codes
+    loud = JDC_STATIC.replace("width: jdc.Static[int]", "width: int")
+    assert sorted(d.code for d in lint(loud) if d.code == "JLF005") == ["JLF005", "JLF005"]

@@ -73,3 +73,46 @@ def test_a_named_function_is_traced_only_by_what_calls_or_wraps_it() -> None:
     assert not reported(named_only)  # a name scope alone: the loop runs eagerly
     assert reported(wrapped)
     assert reported(called)
+
+
+def test_jax_dataclasses_jit_takes_its_statics_from_annotations() -> None:
+    """`jax_dataclasses.jit` traces its function with the parameters annotated `jdc.Static[...]`
+    static (Python values) and the rest tracers, as JAX runs it; the linter marks the same ones
+    static, so a loop over `range(n_steps)` is a static unroll (JLF002) and over an unannotated
+    count a traced trip count (JLF003), which raises as JAX shows."""
+    jdc = pytest.importorskip("jax_dataclasses")
+    from jaxloopfix.analysis.traced import TRACING_TRANSFORMS
+    from jaxloopfix.config import Settings
+    from jaxloopfix.engine import lint_text, parse
+    from jaxloopfix.rules.base import FileContext
+
+    seen: dict[str, bool] = {}
+    # Defined apart from this module's `from __future__ import annotations`: `jdc.jit` reads the
+    # annotations as objects, as a user's module without that import gives them.
+    space = {"jax": jax, "jdc": jdc, "seen": seen}
+    exec(compile(  # noqa: S102 - a fixed probe
+        "def probe(x, n_steps: jdc.Static[int], scale: float):\n"
+        "    seen.update(x=isinstance(x, jax.core.Tracer), n_steps=isinstance(n_steps, jax.core.Tracer),\n"
+        "                scale=isinstance(scale, jax.core.Tracer))\n"
+        "    return x * scale\n\n"
+        "def unannotated(x, n_steps: int):\n"
+        "    return sum(x[t] for t in range(n_steps))\n",
+        "probe.py", "exec", dont_inherit=True,
+    ), space)
+    jdc.jit(space["probe"])(X, 3, 2.0)
+    assert seen == {"x": True, "n_steps": False, "scale": True}
+    assert "jax_dataclasses.jit" in TRACING_TRANSFORMS
+
+    text = (
+        "import jax.numpy as jnp\nimport jax_dataclasses as jdc\n\n\n@jdc.jit\n"
+        "def rollout(x, n_steps: jdc.Static[int], scale: float):\n"
+        "    h = jnp.zeros(x.shape[1:])\n    for t in range(n_steps):\n        h = jnp.tanh(h * scale + x[t])\n"
+        "    return h\n"
+    )
+    context = FileContext(parse(text, "m.py"), Settings())
+    assert [sorted(t.static_params) for t in context.traced.values()] == [["n_steps"]]
+    assert [d.code for d in lint_text(text, "m.py", Settings()) if d.code.startswith("JLF00")] == ["JLF002"]
+    traced_count = text.replace("n_steps: jdc.Static[int]", "n_steps: int")
+    assert [d.code for d in lint_text(traced_count, "m.py", Settings()) if d.code.startswith("JLF00")] == ["JLF003"]
+    with pytest.raises(jax.errors.TracerIntegerConversionError):
+        jdc.jit(space["unannotated"])(X, 2)

@@ -52,6 +52,10 @@ NAMES = {cst.ListComp: "list comprehension", cst.SetComp: "set comprehension",
 # Calls that wrap what a comprehension iterates without changing whose rows it steps over.
 WRAPPERS = frozenset({"builtins.zip", "builtins.enumerate", "builtins.reversed"})
 
+# `jax.numpy` calls that stack a list's items into one array, one row (or block) per item.
+STACKING_CALLS = frozenset(f"jax.numpy.{name}" for name in (
+    "stack", "array", "asarray", "vstack", "hstack", "dstack", "column_stack", "row_stack", "concatenate"))
+
 Decision = tuple[str, str]
 NO_ARRAY_STEPS: Decision = ("no_array_steps", "nothing shows that it steps over array data (rows of an array, or an array axis)")
 
@@ -267,21 +271,87 @@ class ComprehensionJudge:
                 )
         return None
 
+    def stacked_rows(self, comp: cst.BaseComp, clause: cst.CompFor) -> Decision | None:
+        """`jnp.array([jnp.roll(sites, -i - 1) for i in range(n)])`, `jnp.stack([sol[Var(t)] for t
+        in range(1, n + 1)])`: over a `range` of more than a few steps, each step computes a value
+        from the index and a stacking call makes the steps the rows (or blocks) of one array,
+        as a loop appending one array per step and stacking the list after it does. The steps
+        are rows of the result: `jax.vmap` of the element over `jnp.arange(n)` builds it at once.
+        A count of Python structure (`range(len(self.layers))`, an item picked per step) is left
+        to `indexed_reads`'s evidence, and Python elements to `python_element`."""
+        if self._range_trip(clause.iter) is None:
+            return None
+        stacking = self._stacked_by(comp)
+        if stacking is None or not self._index_work(_element(comp), _clause_names(clause)):
+            return None
+        if self._selects_structure(comp, clause) is not None:
+            return None
+        return "reported", (
+            f"`{shorten(self.parsed.code(clause.iter), 40)}`, each step computing one row of the array "
+            f"`{stacking}` builds"
+        )
+
     # -- evidence ------------------------------------------------------------------------------
+    def _index_work(self, element: cst.BaseExpression, index: set[str]) -> bool:
+        """Whether the element does work that depends on the index: it is an array by its kind,
+        or a call or subscript in it reads the index (`jnp.roll(x, -i)`, `sol[Var(t)]`). The
+        index only formatted into a key (`actions[f"agent_{i}"]`, a dict of named entries) or
+        only in arithmetic (`BASE + i`, a Python int) is no such evidence."""
+        if not _reads(element, index):
+            return False
+        if self.kinds.of(element).name in (ARRAY, TRACED):
+            return True
+        for node in (element, *descendants(element)):
+            if not (isinstance(node, cst.Name) and node.value in index):
+                continue
+            around = []
+            for ancestor in self.parsed.ancestors(node):
+                around.append(ancestor)
+                if ancestor is element:
+                    break
+            if any(isinstance(a, (cst.FormattedString, cst.FormattedStringExpression)) for a in around):
+                continue
+            if any(isinstance(a, (cst.Call, cst.Subscript)) for a in around):
+                return True
+        return False
+
+    def _stacked_by(self, comp: cst.BaseComp) -> str | None:
+        """The `jax.numpy` call (`jnp.stack`) whose first argument `comp` is, stacking its items
+        into one array, else None."""
+        arg = self.parsed.parent(comp)
+        call = self.parsed.parent(arg) if isinstance(arg, cst.Arg) else None
+        if not (isinstance(call, cst.Call) and call.args and call.args[0] is arg and arg.keyword is None and not arg.star):
+            return None
+        func = call.func
+        if not isinstance(func, (cst.Name, cst.Attribute)) or self.parsed.qualified_name(func) not in STACKING_CALLS:
+            return None
+        return shorten(self.parsed.code(func), 30)
+
     def _may_step_over_arrays(self, clause: cst.CompFor) -> bool:
         """Without kinds: every source is an array to `ArrayFacts`, or a `range` as long as an
-        array, or a `range` whose index subscripts a value in the element (see `indexed_reads`)."""
+        array, or a `range` whose index subscripts a value in the element (see `indexed_reads`),
+        or a `range` whose steps a stacking call makes rows of (see `stacked_rows`)."""
         sources = _sources(self.parsed, clause.iter)
         if sources and all(self.iterations.facts.is_array(source) for source in sources):
             return True
         trip = self._range_trip(clause.iter)
-        return trip is not None and (trip.kind == "shape" or bool(self._indexed(clause)))
+        if trip is None:
+            return False
+        if trip.kind == "shape" or self._indexed(clause):
+            return True
+        comp = self._owner(clause)
+        return comp is not None and self._stacked_by(comp) is not None
 
-    def _indexed(self, clause: cst.CompFor) -> list[cst.Subscript]:
+    def _owner(self, clause: cst.CompFor) -> cst.BaseComp | None:
+        """The comprehension a `for` clause belongs to."""
         comp = self.parsed.parent(clause)
         while comp is not None and not isinstance(comp, COMPREHENSIONS):
             comp = self.parsed.parent(comp)
-        return self._indexed_in(comp, clause) if comp is not None else []  # type: ignore[arg-type]
+        return comp  # type: ignore[return-value]
+
+    def _indexed(self, clause: cst.CompFor) -> list[cst.Subscript]:
+        comp = self._owner(clause)
+        return self._indexed_in(comp, clause) if comp is not None else []
 
     def _indexed_in(self, comp: cst.BaseComp, clause: cst.CompFor) -> list[cst.Subscript]:
         """`_indexed_by`, worked out once per clause."""
@@ -532,6 +602,7 @@ CLAUSE_ROWS: tuple[Callable[[ComprehensionJudge, cst.BaseComp, cst.CompFor], Dec
     ComprehensionJudge.array_rows,
     ComprehensionJudge.axis_range,
     ComprehensionJudge.indexed_reads,
+    ComprehensionJudge.stacked_rows,
 )
 
 

@@ -19,12 +19,12 @@ from jaxloopfix.analysis.arrays import ARRAY_ATTRIBUTES, ARRAY_METHODS, ArrayFac
 from jaxloopfix.analysis.count_defaults import redeclared_by_subclass, self_assignments
 from jaxloopfix.analysis.cross_module import ModuleSite
 from jaxloopfix.analysis.declared_types import class_attribute
-from jaxloopfix.analysis.helper_structure import AXIS_PARAMETERS, parse_function, positional_parameters, structural_use
+from jaxloopfix.analysis.helper_structure import AXIS_PARAMETERS, parse_function, positional_parameters, reads_window, structural_use
 from jaxloopfix.analysis.host_libraries import computes_on_host
 from jaxloopfix.analysis.names import block_flow, discards_result, parameters, stored_names
 from jaxloopfix.analysis.slice_width import width_varies
 from jaxloopfix.analysis.source import ParsedModule, descendants, shorten
-from jaxloopfix.analysis.traced import in_layer_package, layer_base
+from jaxloopfix.analysis.traced import LIFTED_TRANSFORMS, in_layer_package, layer_base
 
 # Annotations of Python containers (`list[Layer]`, `Sequence[MemoryLocation]`, `dict[str, Array]`).
 CONTAINER_ANNOTATIONS = frozenset(
@@ -574,7 +574,7 @@ class ContainerEvidence:
             (self._constructs_modules(loop) if trip_kind != "shape" else None)
             or self._items_are_objects(loop, elements)
             or self._indexes_containers(loop, index, trip_kind)
-            or self._keyed_entries(loop, index)
+            or self._keyed_entries(loop, index, trip_kind)
             or self._items_are_keys(loop)
             or self._named_structure(loop, index)
             or self._attribute_per_step(loop, index)
@@ -888,7 +888,8 @@ class ContainerEvidence:
             target = func.func if isinstance(func, cst.Call) else func
             if not isinstance(target, (cst.Name, cst.Attribute)):
                 continue
-            if self._names_module_class(target) or self._helper_constructs(target) or self._aliased_module(target) \
+            lifted = isinstance(func, cst.Call) and self.parsed.qualified_name(target) in LINEN_LIFTS
+            if lifted or self._names_module_class(target) or self._helper_constructs(target) or self._aliased_module(target) \
                     or self._library_layer(target, node):
                 return (
                     f"each step constructs the module `{self.parsed.code(target)}(...)`: a stack of distinct layers, "
@@ -1071,9 +1072,63 @@ class ContainerEvidence:
                 array_read = True  # `key, *keys = jax.random.split(key, n)`: a list of arrays, one per step
             elif isinstance(node.value, cst.Name) and self.name(node.value.value):
                 found = f"{SELECTS_ITEMS} `{node.value.value}`: {self.name(node.value.value)}"
-        if found is not None and (trip_kind == "shape" or array_read):
+            elif (held := self._attribute_list(node.value)) is not None:
+                found = f"{SELECTS_ITEMS} `{self.parsed.code(node.value)}`: {held}"
+        if found is not None and (trip_kind == "shape" or array_read or self._window_helper(loop, index)):
             return None
         return found
+
+    def _window_helper(self, loop: cst.For, index: str) -> bool:
+        """`read_block(x, b)` in the body, where the helper (of this module, nested in this
+        function, or another project module's) slices a window with both bounds computed from
+        the index (`helper_structure.reads_window`): the index reads one block of an array per
+        step, a step along its axis, as `x[:, b * k:(b + 1) * k]` in the body would."""
+        for node in _own_descendants(loop.body):
+            if not (isinstance(node, cst.Call) and isinstance(node.func, (cst.Name, cst.Attribute))):
+                continue
+            helper = self._helper_function(node.func) or self._nested_function(node.func)
+            if helper is None:
+                continue
+            params = positional_parameters(helper)
+            for position, arg in enumerate(node.args):
+                if arg.star or not (isinstance(arg.value, cst.Name) and arg.value.value == index):
+                    continue
+                param = arg.keyword.value if arg.keyword is not None else (params[position] if position < len(params) else None)
+                if param is not None and reads_window(helper, param):
+                    return True
+        return False
+
+    def _nested_function(self, target: cst.BaseExpression) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """A function defined inside the analysed one under the name `target` calls."""
+        if not isinstance(target, cst.Name):
+            return None
+        for node in descendants(self.func.body):
+            if isinstance(node, cst.FunctionDef) and node.name.value == target.value:
+                return parse_function(self.parsed.code(node))
+        return None
+
+    def _attribute_list(self, expr: cst.BaseExpression) -> str | None:
+        """`self.weights` where every store of the attribute in the class (and no subclass here
+        redeclares it) is a list or tuple built in the method that stores it: a display or a
+        comprehension, or a local name bound only to one (`ws = []`, appended to, then
+        `self.weights = ws`, one per layer or body order). In words, else None."""
+        if not (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"):
+            return None
+        klass = next((a for a in self.parsed.ancestors(self.func) if isinstance(a, cst.ClassDef)), None)
+        if klass is None or redeclared_by_subclass(self.parsed, klass, expr.attr.value):
+            return None
+        stores = self_assignments(klass, expr.attr.value)
+        if not stores:
+            return None
+        for method, value in stores:
+            if isinstance(value, cst.Name):
+                bound = [node.value for node in descendants(method.body) if isinstance(node, cst.Assign)
+                         and any(isinstance(t.target, cst.Name) and t.target.value == value.value for t in node.targets)]
+                if not bound or not all(isinstance(v, LIST_BUILDS) for v in bound):
+                    return None
+            elif not isinstance(value, LIST_BUILDS):
+                return None
+        return f"the attribute is a Python list or tuple built in `{stores[0][0].name.value}` (one item per layer or order)"
 
     def _only_through_containers(self, node: cst.Subscript, index: str) -> bool:
         """`grid.at[doors[i][0]]` with `doors` a Python container: the array is indexed by what
@@ -1332,9 +1387,12 @@ class ContainerEvidence:
                 return f"each item names an attribute (`{shorten(self.parsed.code(node), 30)}`): a string, not an array row"
         return None
 
-    def _keyed_entries(self, loop: cst.For, index: str | None) -> str | None:
+    def _keyed_entries(self, loop: cst.For, index: str | None, trip_kind: str) -> str | None:
         """`d[f"{key}_{i}"] = v[i]` as the whole body: one dict entry per step (a pytree built by
-        name), not a computation along the axis."""
+        name), not a computation along the axis. Over an array's axis (`range(x.shape[0])`) only
+        when each entry just takes a row (`metrics[f"loss_{i}"] = values[i]`, taking the array
+        apart): an entry computed per row (`out[f"pnl_{i}"] = r[i].sum()`) is a step of work
+        along the axis, however it is named."""
         if index is None:
             return None
         body = loop.body.body if isinstance(loop.body, cst.IndentedBlock) else ()
@@ -1351,6 +1409,8 @@ class ContainerEvidence:
                     return None
                 key = target.slice[0].slice
                 if not (isinstance(key, cst.Index) and string_from(key.value, index)):
+                    return None
+                if trip_kind == "shape" and not _takes_a_row(small.value):
                     return None
         return "each step stores its value under a key built from the index (a dict of named entries, one per step)"
 
@@ -1492,6 +1552,25 @@ def _text_operation(node: cst.BinaryOperation) -> bool:
 
 # Methods that fill a dict or set; `append`/`extend` build the lists a scan would stack.
 BOOKKEEPING_METHODS = frozenset({"update", "add", "setdefault", "discard", "remove", "insert"})
+
+
+# Flax linen's lifted transforms: `nn.map_variables(f, ...)(self.child, x)` built and applied in
+# a step runs a module with that step's view of its variables (a layer per step).
+LINEN_LIFTS = frozenset(name for name in LIFTED_TRANSFORMS if name.startswith("flax.linen."))
+
+# A list or tuple built where it is bound: a display or a list comprehension.
+LIST_BUILDS = (cst.List, cst.Tuple, cst.ListComp)
+
+
+def _takes_a_row(value: cst.BaseExpression) -> bool:
+    """`values[i]`, `x[:, i]`, `h`: a name or an item of one, no operation or call on it."""
+    while isinstance(value, (cst.Subscript, cst.Attribute)):
+        if isinstance(value, cst.Subscript) and any(
+            isinstance(n, (cst.Call, cst.BinaryOperation)) for e in value.slice for n in descendants(e)
+        ):
+            return False
+        value = value.value
+    return isinstance(value, cst.Name)
 
 
 def _root(expr: cst.BaseExpression) -> str | None:

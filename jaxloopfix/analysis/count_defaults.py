@@ -106,13 +106,70 @@ def parameter_default(parsed: ParsedModule, function: cst.FunctionDef, name: str
     if method_and_class(parsed, function, directly=True) is not None and not _decorated(function, "staticmethod"):
         position -= 1  # called as `obj.method(...)`: `self` is bound
     if param.default is None:
-        if _used_as_value(parsed, function.name.value):
-            return None  # `partial(f, n=200)`, `g = f`, `jax.jit(f)`: calls this module's text does not show
-        return _with_calls(parsed, function.name.value, name, position, None, f"`{name}` in `{function.name.value}`")
+        callers = _called_as(parsed, function.name.value)
+        if callers is None:
+            return None  # `partial(f, n=200)`, `g = f`: calls this module's text does not show
+        return _with_calls(parsed, callers, name, position, None, f"`{name}` in `{function.name.value}`")
     if not isinstance(param.default, cst.Integer):
         return None
     default = int(param.default.evaluated_value)
     return _with_calls(parsed, function.name.value, name, position, default, f"`{name}={param.default.value}` in `{function.name.value}`")
+
+
+# Transforms whose result takes the arguments of the function they wrap, in the same places:
+# a call of `grad_loss = jax.jit(jax.grad(loss), static_argnums=3)` passes `loss`'s parameters.
+SAME_SIGNATURE = frozenset({"jax.jit", "jax.grad", "jax.value_and_grad", "jax.checkpoint", "jax.remat"})
+
+
+def _called_as(parsed: ParsedModule, callee: str) -> frozenset[str] | None:
+    """The names calls of `callee` go by: its own, and each name bound once to it wrapped in
+    transforms that keep its signature (`grad_loss = jax.jit(jax.grad(callee))`). None when the
+    function is read any other way (passed, aliased, partially applied) or an alias is bound twice."""
+    if not _used_as_value(parsed, callee):
+        return frozenset({callee})
+    names = {callee}
+    for node in parsed.nodes:
+        if not (isinstance(node, cst.Name) and node.value == callee):
+            continue
+        parent = parsed.parent(node)
+        if isinstance(parent, cst.Call) and parent.func is node or isinstance(parent, (cst.FunctionDef, cst.ImportAlias)):
+            continue
+        if isinstance(parent, cst.Attribute) and parent.attr is node:
+            grand = parsed.parent(parent)
+            if isinstance(grand, cst.Call) and grand.func is parent:
+                continue
+            return None
+        alias = _alias_through_transforms(parsed, node)
+        if alias is None:
+            return None
+        names.add(alias)
+    bound = [t.target.value for n in parsed.nodes if isinstance(n, cst.Assign) for t in n.targets if isinstance(t.target, cst.Name)]
+    if any(bound.count(name) != 1 for name in names - {callee}):
+        return None
+    for node in parsed.nodes:  # an alias only called (never passed on, where other calls may use it)
+        if isinstance(node, cst.Name) and node.value in names - {callee}:
+            parent = parsed.parent(node)
+            if not (isinstance(parent, cst.Call) and parent.func is node or isinstance(parent, cst.AssignTarget)):
+                return None
+    return frozenset(names)
+
+
+def _alias_through_transforms(parsed: ParsedModule, node: cst.Name) -> str | None:
+    """`g` of `g = jax.jit(jax.grad(node, (0, 1)), static_argnums=3)`: the name bound to `node`
+    wrapped, as the first argument, in `SAME_SIGNATURE` transforms; else None."""
+    inner: cst.CSTNode = node
+    while True:
+        arg = parsed.parent(inner)
+        call = parsed.parent(arg) if isinstance(arg, cst.Arg) else None
+        if not (isinstance(call, cst.Call) and call.args and call.args[0] is arg and arg.keyword is None
+                and isinstance(call.func, (cst.Name, cst.Attribute)) and parsed.qualified_name(call.func) in SAME_SIGNATURE):
+            break
+        inner = call
+    assign = parsed.parent(inner)
+    if inner is node or not (isinstance(assign, cst.Assign) and assign.value is inner and len(assign.targets) == 1
+                             and isinstance(assign.targets[0].target, cst.Name)):
+        return None
+    return assign.targets[0].target.value
 
 
 def _used_as_value(parsed: ParsedModule, callee: str) -> bool:
@@ -135,18 +192,20 @@ def _used_as_value(parsed: ParsedModule, callee: str) -> bool:
 
 
 def _with_calls(
-    parsed: ParsedModule, callee: str, keyword: str, position: int | None, default: int | None, source: str
+    parsed: ParsedModule, callee: str | frozenset[str], keyword: str, position: int | None, default: int | None, source: str
 ) -> CountDefault | None:
-    """The default joined with what the module's calls of `callee` pass for it; None when a call
-    passes something that is not an int literal. Without a default, the calls alone, when there
-    is at least one and each passes the count."""
+    """The default joined with what the module's calls of `callee` (or of any of the names its
+    calls go by) pass for it; None when a call passes something that is not an int literal or a
+    name the calling function binds once to one (`H, M = 3, 3`). Without a default, the calls
+    alone, when there is at least one and each passes the count."""
+    callees = frozenset({callee}) if isinstance(callee, str) else callee
     values = [default] if default is not None else []
     for node in parsed.nodes:
         if not isinstance(node, cst.Call):
             continue
         func = node.func
         name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
-        if name != callee:
+        if name not in callees:
             continue
         positional = [a for a in node.args if a.keyword is None]
         if any(a.star for a in node.args) or (position == UNKNOWN_POSITION and positional):
@@ -157,9 +216,10 @@ def _with_calls(
         if default is None and not passed:
             return None  # a call that passes it some other way (or not at all)
         for value in passed:
-            if not isinstance(value, cst.Integer):
+            number = _int_value(parsed, node, value)
+            if number is None:
                 return None
-            values.append(int(value.evaluated_value))
+            values.append(number)
     if not values:
         return None
     if default is None:
@@ -167,6 +227,47 @@ def _with_calls(
     if max(values) != default:
         source += f", and {max(values)} where this module passes it"
     return CountDefault(max(values), source)
+
+
+def _int_value(parsed: ParsedModule, call: cst.Call, value: cst.BaseExpression) -> int | None:
+    """An int literal, or a local name the function making `call` binds once, to an int literal
+    (`H = 3`, or `H, M = 3, 3`), and never rebinds or takes as a parameter."""
+    if isinstance(value, cst.Integer):
+        return int(value.evaluated_value)
+    if not isinstance(value, cst.Name):
+        return None
+    caller = next((a for a in parsed.ancestors(call) if isinstance(a, cst.FunctionDef)), None)
+    if caller is None or any(p.name.value == value.value for p in parameters(caller)):
+        return None
+    found: list[cst.BaseExpression | None] = []
+    for node in (n for n in parsed.nodes if parsed.contains(caller, n)):
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                found.extend(_bound_values(target.target, node.value, value.value))
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr, cst.CompFor)):
+            if any(isinstance(n, cst.Name) and n.value == value.value for n in _flatten(node.target)):
+                return None  # rebound: not one value
+    if len(found) != 1 or not isinstance(found[0], cst.Integer):
+        return None
+    return int(found[0].evaluated_value)
+
+
+def _bound_values(
+    target: cst.BaseExpression, value: cst.BaseExpression | None, name: str
+) -> list[cst.BaseExpression | None]:
+    """What `target = value` binds to `name`: the value, the matching item of a tuple display
+    unpacked into a tuple of names, or None where it cannot be told."""
+    if isinstance(target, cst.Name):
+        return [value] if target.value == name else []
+    if isinstance(target, (cst.Tuple, cst.List)):
+        items = value.elements if isinstance(value, (cst.Tuple, cst.List)) else None
+        out: list[cst.BaseExpression | None] = []
+        for i, element in enumerate(target.elements):
+            inner = items[i].value if items is not None and len(items) == len(target.elements) \
+                and not isinstance(items[i], cst.StarredElement) else None
+            out.extend(_bound_values(element.value, inner, name))
+        return out
+    return []
 
 
 # A field whose place among the constructor's positional arguments is not known here.

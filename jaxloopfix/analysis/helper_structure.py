@@ -61,6 +61,29 @@ def structural_use(helper: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -
     return None
 
 
+def reads_window(helper: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> bool:
+    """Whether `helper` slices with both bounds computed from `param` (`start = b * size`, `end =
+    start + size`, `x[:, start:end]`): a window that keeps its width and moves with the parameter,
+    one block of an array per value, as a loop stepping over blocks reads it. (One bound alone
+    changes the width: `structural_use`.)"""
+    derived = {param}
+    assignments = [n for n in ast.walk(helper) if isinstance(n, ast.Assign) and len(n.targets) == 1
+                   and isinstance(n.targets[0], ast.Name)]
+    grew = True
+    while grew:
+        grew = False
+        for node in assignments:
+            name = node.targets[0].id  # type: ignore[attr-defined]
+            if name not in derived and any(_reads(node.value, d) for d in derived):
+                derived.add(name)
+                grew = True
+    for node in ast.walk(helper):
+        bounds = _slice_bounds(node)
+        if bounds is not None and all(b is not None and any(_reads(b, d) for d in derived) for b in bounds):
+            return True
+    return False
+
+
 def _shown(call: ast.Call) -> str:
     text = ast.unparse(call)
     return text if len(text) <= 40 else text[:37] + "..."

@@ -94,8 +94,14 @@ TRACING_TRANSFORMS: frozenset[str] = frozenset(
         "objax.Vectorize",
         "objax.Parallel",
         "objax.Function",
+        # jax_dataclasses: `jax.jit` with the parameters annotated `jdc.Static[...]` static.
+        "jax_dataclasses.jit",
     }
 )
+# Transforms that take their static parameters from annotations rather than arguments:
+# `jax_dataclasses.jit` makes every parameter annotated `jax_dataclasses.Static[T]` static
+# (its source reads the type hints' `Annotated` marker and passes them as `static_argnames`).
+ANNOTATED_STATIC: dict[str, str] = {"jax_dataclasses.jit": "jax_dataclasses.Static"}
 # Wrappers that name a function without tracing it (`jax.named_call` opens a name scope; called
 # outside a trace the function runs eagerly): a transform around one traces what it wraps.
 NAMING_WRAPPERS: frozenset[str] = frozenset({"jax.named_call"})
@@ -1180,12 +1186,24 @@ class TracedFinder:
                 static.add(params[num])
         if transform.name in FILTER_TRANSFORMS:
             static |= _python_scalar_parameters(func)
+        if transform.name in ANNOTATED_STATIC:
+            static |= self._annotated_static(func, ANNOTATED_STATIC[transform.name])
         passed = frozenset(params[n] for n in transform.passed if -len(params) <= n < len(params)) - static
         self.traced[func] = TracedFunction(
             func, reason, static, transformed=True, filtered=transform.name in FILTER_TRANSFORMS, passed_through=passed
         )
         if transform.name in CUSTOM_DERIVATIVES:
             self._custom[func] = len(transform.static_nums)
+
+    def _annotated_static(self, func: cst.FunctionDef, marker: str) -> set[str]:
+        """Parameters annotated `marker[...]` (`n_steps: jdc.Static[int]`): static under a
+        transform that reads its statics from annotations (`ANNOTATED_STATIC`)."""
+        return {
+            p.name.value for p in parameters(func)
+            if p.annotation is not None and isinstance(p.annotation.annotation, cst.Subscript)
+            and isinstance(p.annotation.annotation.value, (cst.Name, cst.Attribute))
+            and self.parsed.qualified_name(p.annotation.annotation.value) == marker
+        }
 
     def _seed(
         self, func: cst.FunctionDef, reason: str | Callable[[], str], *, transformed: bool, static: set[str] = frozenset()
@@ -1696,21 +1714,26 @@ class TracedFinder:
             return []
         if attr.attr.value not in self._method_names:
             return []  # no class of this module defines it
-        declared = self._declared_class(attr.value.value, caller)
-        if declared is None:
-            return []
+        declaring = self._declaring_param(attr.value.value, caller)
+        if declaring is not None and declaring[1].annotation is not None:
+            every = self._declared_classes(declaring[1])  # each member of a union may be the receiver
+        else:
+            single = self._declared_class(attr.value.value, caller)
+            every = [single] if single is not None else []
         classes = self._module_classes
         found: list[tuple[cst.FunctionDef, str]] = []
-        for cls in _mro(declared, classes):
-            method = _method(cls, attr.attr.value)
-            if method is not None:
-                found.append((method, declared.name.value))
-                break
-        for cls in classes.values():
-            if cls is not declared and declared in _mro(cls, classes):
+        for declared in every:
+            for cls in _mro(declared, classes):
                 method = _method(cls, attr.attr.value)
-                if method is not None and all(method is not m for m, _ in found):
-                    found.append((method, cls.name.value))
+                if method is not None:
+                    if all(method is not m for m, _ in found):
+                        found.append((method, declared.name.value))
+                    break
+            for cls in classes.values():
+                if cls is not declared and declared in _mro(cls, classes):
+                    method = _method(cls, attr.attr.value)
+                    if method is not None and all(method is not m for m, _ in found):
+                        found.append((method, cls.name.value))
         return found
 
     def _declared_import_method(self, attr: cst.Attribute, caller: cst.FunctionDef, call: cst.Call) -> bool:
@@ -1719,19 +1742,21 @@ class TracedFinder:
         Python finds on the class there) and its overrides (`_apply_seeds`)."""
         if not (isinstance(attr.value, cst.Name) and attr.value.value not in ("self", "cls")) or self.site is None:
             return False
-        annotation = self._declared_annotation(attr.value.value, caller)
-        if annotation is None or self._module_classes.get(self.parsed.code(annotation)) is not None:
-            return False
-        target = self._imported(annotation)
-        if target is None:
-            return False
-        line = self.parsed.call_line(call)
-        reason = (
-            f"called as `{shorten(self.parsed.code(attr), 40)}` on a `{target[1]}` (its declared type) from "
-            f"traced function `{caller.name.value}` on line {line} of {self.site.shown or self.parsed.filename}"
-        )
-        self.links.external.append(ExternalTrace(target[0], f"{target[1]}.{attr.attr.value}", reason))
-        return True
+        traced = False
+        for annotation in self._declared_annotations(attr.value.value, caller):
+            if self._module_classes.get(self.parsed.code(annotation)) is not None:
+                continue  # a class of this module: `_declared_receiver_methods`
+            target = self._imported(annotation)
+            if target is None:
+                continue
+            line = self.parsed.call_line(call)
+            reason = (
+                f"called as `{shorten(self.parsed.code(attr), 40)}` on a `{target[1]}` (its declared type) from "
+                f"traced function `{caller.name.value}` on line {line} of {self.site.shown or self.parsed.filename}"
+            )
+            self.links.external.append(ExternalTrace(target[0], f"{target[1]}.{attr.attr.value}", reason))
+            traced = True
+        return traced
 
     def _imported_instance_method(self, attr: cst.Attribute, caller: cst.FunctionDef, call: cst.Call) -> bool:
         """`self.estimator.update(...)` where every binding of `self.estimator` makes an instance
@@ -1903,13 +1928,13 @@ class TracedFinder:
                     return func, param
         return None
 
-    def _declared_annotation(self, name: str, caller: cst.FunctionDef) -> cst.BaseExpression | None:
-        """The annotation (a name or dotted name) of parameter `name` (`_declaring_param`)."""
+    def _declared_annotations(self, name: str, caller: cst.FunctionDef) -> list[cst.Name | cst.Attribute]:
+        """The classes (names or dotted names) parameter `name` (`_declaring_param`) is annotated
+        with: one, or each member of a union (`scf: MolecularSCF | PeriodicSCF`)."""
         found = self._declaring_param(name, caller)
         if found is None or found[1].annotation is None:
-            return None
-        annotation = found[1].annotation.annotation
-        return annotation if isinstance(annotation, (cst.Name, cst.Attribute)) else None
+            return []
+        return annotation_members(self.parsed, found[1].annotation.annotation, strings=False)
 
     def _declared_class(self, name: str, caller: cst.FunctionDef, depth: int = 0) -> cst.ClassDef | None:
         """The module class a parameter `name` of `caller` (or of a function it is nested in,
@@ -1921,9 +1946,16 @@ class TracedFinder:
         func, param = found
         if param.annotation is None:
             return self._bound_class(func, name, depth)
-        annotation = param.annotation.annotation
-        text = annotation.evaluated_value if isinstance(annotation, cst.SimpleString) else self.parsed.code(annotation)
-        return self._module_classes.get(text.strip()) if isinstance(text, str) else None
+        classes = self._declared_classes(param)
+        return classes[0] if len(classes) == 1 else None
+
+    def _declared_classes(self, param: cst.Param) -> list[cst.ClassDef]:
+        """The classes of this module a parameter's annotation names: `env: JaxGravitar`,
+        `env: 'JaxGravitar'`, or each of a union's members (`env: Gravitar | Asteroids`)."""
+        if param.annotation is None:
+            return []
+        found = [self._module_classes.get(self.parsed.code(m)) for m in annotation_members(self.parsed, param.annotation.annotation)]
+        return [cls for cls in found if cls is not None]
 
     def _bound_class(self, func: cst.FunctionDef, name: str, depth: int) -> cst.ClassDef | None:
         """`jax.grad(partial(_loss, model))` in `def train(model: CharRNN)`: the class of what
@@ -2520,3 +2552,38 @@ def _returned_by(factory: cst.FunctionDef) -> list[cst.FunctionDef]:
 
 # A seed's name suffix: trace what the named factory returns, not the factory itself.
 RETURNED = "()"
+
+
+# Heads of a union annotation, as written (`Union[A, B]`, `typing.Optional[A]`): the text, as a
+# string annotation's names are not the module's and have no qualified name.
+UNION_HEADS = frozenset({"Union", "Optional"})
+
+
+def annotation_members(
+    parsed: ParsedModule, annotation: cst.BaseExpression, strings: bool = True, depth: int = 0
+) -> list[cst.Name | cst.Attribute]:
+    """The names a parameter annotation declares it may be: `A` itself, each member of `A | B`,
+    `Union[A, B]` and `Optional[A]` (`None` left out), and with `strings` the same written as a
+    string (`'A'`; those names are parsed apart from the module, so only their text can be
+    looked up). What Python may bind there is an instance of any of them."""
+    if depth > 4:
+        return []
+    if isinstance(annotation, cst.SimpleString):
+        if not strings:
+            return []
+        try:
+            inner = cst.parse_expression(str(annotation.evaluated_value))
+        except (cst.ParserSyntaxError, TypeError):
+            return []
+        return annotation_members(parsed, inner, False, depth + 1)
+    if isinstance(annotation, cst.Name) and annotation.value == "None":
+        return []
+    if isinstance(annotation, (cst.Name, cst.Attribute)):
+        return [annotation]
+    if isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator, cst.BitOr):
+        return annotation_members(parsed, annotation.left, strings, depth + 1) + annotation_members(parsed, annotation.right, strings, depth + 1)
+    if isinstance(annotation, cst.Subscript) and isinstance(annotation.value, (cst.Name, cst.Attribute)) \
+            and parsed.code(annotation.value).rsplit(".", 1)[-1] in UNION_HEADS:
+        return [m for e in annotation.slice if isinstance(e.slice, cst.Index)
+                for m in annotation_members(parsed, e.slice.value, strings, depth + 1)]
+    return []

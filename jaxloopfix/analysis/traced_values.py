@@ -83,6 +83,11 @@ def declared_fields(parsed: ParsedModule, func: cst.FunctionDef) -> list[cst.Ann
     owner = parsed.parent(block) if isinstance(block, cst.IndentedBlock) else None
     if not isinstance(owner, cst.ClassDef):
         return []
+    return class_fields(owner)
+
+
+def class_fields(owner: cst.ClassDef) -> list[cst.AnnAssign]:
+    """The annotated fields a class declares in its body."""
     return [
         small
         for statement in owner.body.body if isinstance(statement, cst.SimpleStatementLine)
@@ -91,8 +96,45 @@ def declared_fields(parsed: ParsedModule, func: cst.FunctionDef) -> list[cst.Ann
 
 
 def static_fields(parsed: ParsedModule, func: cst.FunctionDef) -> set[str]:
-    """Attributes that `func`'s class declares static, when `func` is a method of a class in this module."""
-    return {field.target.value for field in declared_fields(parsed, func) if _static_field(parsed, field.value)}  # type: ignore[union-attr]
+    """Attributes that `func`'s class declares static, when `func` is a method of a class in this
+    module: by the field's declaration (`field(pytree_node=False)`, `eqx.static_field()`) or by its
+    annotation (`layout: jdc.Static[Layout]`, which `jax_dataclasses` leaves out of the pytree)."""
+    return _static_of(parsed, declared_fields(parsed, func))
+
+
+def _static_of(parsed: ParsedModule, fields: list[cst.AnnAssign]) -> set[str]:
+    return {
+        field.target.value for field in fields  # type: ignore[union-attr]
+        if _static_field(parsed, field.value) or _static_annotation(parsed, field.annotation.annotation)
+    }
+
+
+def parameter_static_fields(parsed: ParsedModule, func: cst.FunctionDef) -> dict[str, set[str]]:
+    """For each parameter annotated with a class of this module (`other: "Assignments"`), the
+    fields that class declares static: `other.layout` is a Python value under the trace, as
+    `self.layout` is."""
+    classes = {s.name.value: s for s in parsed.module.body if isinstance(s, cst.ClassDef)}
+    found: dict[str, set[str]] = {}
+    for param in parameters(func):
+        annotation = param.annotation.annotation if param.annotation is not None else None
+        name = annotation.value if isinstance(annotation, cst.Name) else (
+            annotation.evaluated_value if isinstance(annotation, cst.SimpleString) else None)
+        owner = classes.get(name.strip()) if isinstance(name, str) else None
+        if owner is not None:
+            fields = _static_of(parsed, class_fields(owner))
+            if fields:
+                found[param.name.value] = fields
+    return found
+
+
+# Annotations that mark a dataclass field, or a `jax_dataclasses.jit` parameter, static.
+STATIC_ANNOTATIONS = frozenset({"jax_dataclasses.Static"})
+
+
+def _static_annotation(parsed: ParsedModule, annotation: cst.BaseExpression) -> bool:
+    """`jdc.Static[T]`: a field (or parameter) `jax_dataclasses` keeps out of the pytree."""
+    return isinstance(annotation, cst.Subscript) and isinstance(annotation.value, (cst.Name, cst.Attribute)) \
+        and parsed.qualified_name(annotation.value) in STATIC_ANNOTATIONS
 
 
 def _static_field(parsed: ParsedModule, value: cst.BaseExpression | None) -> bool:
@@ -153,6 +195,8 @@ class TracedValues:
         self.origins: dict[str, tuple[cst.BaseExpression, str]] = {}
         self.receiver: str | None = None
         self.static_fields: set[str] = set()
+        # Static fields of parameters annotated with a class of this module (`parameter_static_fields`).
+        self.parameter_fields: dict[str, set[str]] = {}
         self._strict: TracedValues | None = None
         if seeds is not None:
             self.names = set(seeds)
@@ -163,6 +207,7 @@ class TracedValues:
             if params and params[0].name.value in ("self", "cls"):
                 self.receiver = params[0].name.value
                 self.static_fields = static_fields(parsed, self.func)
+            self.parameter_fields = parameter_static_fields(parsed, self.func)
             # A parameter with a Python literal default (`blank_id: int = 0`, `training=False`) keeps
             # that value when a call does not pass it: `jit` traces only what is passed.
             self.names = {
@@ -368,11 +413,11 @@ class TracedValues:
         return False
 
     def _static_field(self, expr: cst.Attribute) -> bool:
-        return (
-            expr.attr.value in self.static_fields
-            and isinstance(expr.value, cst.Name)
-            and expr.value.value == self.receiver
-        )
+        if not isinstance(expr.value, cst.Name):
+            return False
+        if expr.value.value == self.receiver and expr.attr.value in self.static_fields:
+            return True
+        return expr.attr.value in self.parameter_fields.get(expr.value.value, ())
 
     def _container(self, expr: cst.BaseExpression) -> bool:
         """Whether `expr` is a Python container (tuple, list, dict, set): its truth value is Python's."""
