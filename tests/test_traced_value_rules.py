@@ -331,7 +331,7 @@ def test_jax_dataclasses_static_annotations_are_python_values():
     parameter declared a class of the module) are Python ints under `jdc.jit`, and so is a parameter
     annotated `jdc.Static[int]`: JAX runs the method, and the linter reports no traced slice or
     trip count (the loop over `count` is a static unroll of array work, JLF002)."""
-    jdc = pytest.importorskip("jax_dataclasses")
+    pytest.importorskip("jax_dataclasses")
     space: dict = {}
     # Compiled without this module's `from __future__ import annotations`: `jdc` reads the
     # annotations as objects, as a user's module without that import gives them.
