@@ -132,6 +132,8 @@ def test_a_count_passed_through_a_transformed_alias_by_a_local_constant() -> Non
     assert reported("H = x.shape[0]")
     assert reported("pass", param=", H")
     assert reported("H = 3\n        jax.tree.map(grad_loss, [w], [x], [40])")  # the alias passed on
+    assert reported("H = 30\n        def note():\n            H = 2\n            return H")  # a nested scope's own `H`
+    assert reported("H = 3\n        with open(__file__) as H:\n            pass")  # rebound by `with ... as`
     # JAX agrees the alias takes the wrapped function's parameters in the same places.
     namespace: dict = {}
     exec(textwrap.dedent(source.format(bind="H = 3", param="")), namespace)  # noqa: S102 - the fixed source above

@@ -93,6 +93,42 @@ def test_unknown_absorbs_disagreement() -> None:
     assert not ValueKinds(parsed, traced).of_name("c").python
 
 
+def test_values_python_needs_are_python_values() -> None:
+    """A helper's name compared in an `if` test (`if multi == 0:`) or made into a `range` bound
+    through arithmetic (`range(1, lmax + 1)`) is a Python value whenever the helper runs under a
+    trace (a tracer there raises); identity and membership tests ask nothing of the kind, and a
+    name bound to an array stays an array."""
+    text = textwrap.dedent(
+        """
+        import jax
+        import jax.numpy as jnp
+
+        def helper(lmax, budget, key, x, mode, w):
+            multi = int(budget / lmax)
+            h = jnp.tanh(x)
+            if multi == 0 or h > 0 or key is None or mode == "auto" or w != None or any(v == 0 for v in w):
+                return x
+            for level in range(1, lmax + 1):
+                x = x * level
+            return x
+
+        @jax.jit
+        def g(x):
+            return helper(3, 64, None, x, "auto", [x])
+        """
+    )
+    parsed = ParsedModule(text, "g.py")
+    traced = next(t for f, t in find_traced_functions(parsed).items() if f.name.value == "helper")
+    kinds = ValueKinds(parsed, traced)
+    assert kinds.of_name("multi").name == "static" and "compared in an `if` test" in kinds.of_name("multi").why
+    assert kinds.of_name("lmax").name == "static" and "range" in kinds.of_name("lmax").why
+    assert kinds.of_name("h").name == "array"
+    assert kinds.of_name("key").name == "unknown" and kinds.of_name("budget").name == "unknown"
+    # Compared with a string or `None` (a tracer answers by identity), or inside a call: no evidence.
+    assert kinds.of_name("mode").name == "unknown" and kinds.of_name("w").name == "unknown"
+    assert kinds.of_name("v").name != "static"
+
+
 def test_module_literal_rebound_in_a_branch_is_not_static() -> None:
     """`SIZES = (2, 3)` is a static tuple, unless a compound statement (`if GPU:`) binds it too:
     then which value holds is decided when the module runs."""

@@ -34,6 +34,7 @@ import libcst as cst
 
 from jaxloopfix.analysis.array_fields import array_fields
 from jaxloopfix.analysis.arrays import ArrayFacts
+from jaxloopfix.analysis.containers import _shape_arguments, string_from
 from jaxloopfix.analysis.loops import IterationAnalyzer, TripCount
 from jaxloopfix.analysis.names import parameters
 from jaxloopfix.analysis.planner import untraced_branch_of
@@ -299,8 +300,7 @@ class ComprehensionJudge:
         only in arithmetic (`BASE + i`, a Python int) is no such evidence."""
         if not _reads(element, index):
             return False
-        if self.kinds.of(element).name in (ARRAY, TRACED):
-            return True
+        evidence, keyed_only = False, True
         for node in (element, *descendants(element)):
             if not (isinstance(node, cst.Name) and node.value in index):
                 continue
@@ -309,11 +309,20 @@ class ComprehensionJudge:
                 around.append(ancestor)
                 if ancestor is element:
                     break
-            if any(isinstance(a, (cst.FormattedString, cst.FormattedStringExpression)) for a in around):
-                continue
+            if any(isinstance(a, cst.Slice) for a in around) or any(
+                    isinstance(a, cst.Call) and any(self.parsed.contains(arg, node) for arg in _shape_arguments(self.parsed, a))
+                    for a in around):
+                return False  # `x[:i + 1]`, `jnp.zeros(sizes[i])`: a shape per step, ragged pieces (as a loop's)
+            if any(isinstance(a, (cst.FormattedString, cst.FormattedStringExpression)) or (
+                    isinstance(a, cst.BaseExpression) and string_from(a, node.value)) or (
+                    isinstance(a, cst.Call) and self.parsed.qualified_name(a.func) == "builtins.str") for a in around):
+                continue  # `table[str(i)]`, `p["head" + str(i)]`: a key built from the index
+            keyed_only = False
             if any(isinstance(a, (cst.Call, cst.Subscript)) for a in around):
-                return True
-        return False
+                evidence = True
+        if keyed_only:
+            return False  # the index only names entries: a dict of named parts, as `keyed_entries`
+        return evidence or self.kinds.of(element).name in (ARRAY, TRACED)
 
     def _stacked_by(self, comp: cst.BaseComp) -> str | None:
         """The `jax.numpy` call (`jnp.stack`) whose first argument `comp` is, stacking its items

@@ -24,7 +24,7 @@ from jaxloopfix.analysis.host_libraries import computes_on_host
 from jaxloopfix.analysis.names import block_flow, discards_result, parameters, stored_names
 from jaxloopfix.analysis.slice_width import width_varies
 from jaxloopfix.analysis.source import ParsedModule, descendants, shorten
-from jaxloopfix.analysis.traced import LIFTED_TRANSFORMS, in_layer_package, layer_base
+from jaxloopfix.analysis.traced import in_layer_package, layer_base
 
 # Annotations of Python containers (`list[Layer]`, `Sequence[MemoryLocation]`, `dict[str, Array]`).
 CONTAINER_ANNOTATIONS = frozenset(
@@ -1072,7 +1072,7 @@ class ContainerEvidence:
                 array_read = True  # `key, *keys = jax.random.split(key, n)`: a list of arrays, one per step
             elif isinstance(node.value, cst.Name) and self.name(node.value.value):
                 found = f"{SELECTS_ITEMS} `{node.value.value}`: {self.name(node.value.value)}"
-            elif (held := self._attribute_list(node.value)) is not None:
+            elif (held := self._attribute_list(node.value)) is not None and not self._index_to_jax(loop, index):
                 found = f"{SELECTS_ITEMS} `{self.parsed.code(node.value)}`: {held}"
         if found is not None and (trip_kind == "shape" or array_read or self._window_helper(loop, index)):
             return None
@@ -1106,6 +1106,16 @@ class ContainerEvidence:
             if isinstance(node, cst.FunctionDef) and node.name.value == target.value:
                 return parse_function(self.parsed.code(node))
         return None
+
+    def _index_to_jax(self, loop: cst.For, index: str) -> bool:
+        """The index handed to a JAX function (`jnp.take(x, i, axis=0)`,
+        `lax.dynamic_index_in_dim(y, i)`): it selects array data as well as list items."""
+        for node in _own_descendants(loop.body):
+            if isinstance(node, cst.Call) and isinstance(node.func, (cst.Name, cst.Attribute)) \
+                    and any(isinstance(a.value, cst.Name) and a.value.value == index for a in node.args) \
+                    and (self.parsed.qualified_name(node.func) or "").startswith("jax."):
+                return True
+        return False
 
     def _attribute_list(self, expr: cst.BaseExpression) -> str | None:
         """`self.weights` where every store of the attribute in the class (and no subclass here
@@ -1554,9 +1564,11 @@ def _text_operation(node: cst.BinaryOperation) -> bool:
 BOOKKEEPING_METHODS = frozenset({"update", "add", "setdefault", "discard", "remove", "insert"})
 
 
-# Flax linen's lifted transforms: `nn.map_variables(f, ...)(self.child, x)` built and applied in
-# a step runs a module with that step's view of its variables (a layer per step).
-LINEN_LIFTS = frozenset(name for name in LIFTED_TRANSFORMS if name.startswith("flax.linen."))
+# Flax linen's `nn.map_variables(f, ...)(self.child, x)` built and applied in a step runs a
+# module with that step's view of its variables (a layer per step).
+# Only `map_variables` gives each step its own view of the variables (a slice of stacked layer
+# parameters); `nn.remat(cell_fn)(cell, h, x[t])` applies one shared module per step.
+LINEN_LIFTS = frozenset({"flax.linen.map_variables"})
 
 # A list or tuple built where it is bound: a display or a list comprehension.
 LIST_BUILDS = (cst.List, cst.Tuple, cst.ListComp)

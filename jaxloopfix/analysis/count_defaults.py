@@ -240,13 +240,26 @@ def _int_value(parsed: ParsedModule, call: cst.Call, value: cst.BaseExpression) 
     if caller is None or any(p.name.value == value.value for p in parameters(caller)):
         return None
     found: list[cst.BaseExpression | None] = []
-    for node in (n for n in parsed.nodes if parsed.contains(caller, n)):
+    name = value.value
+    own = [caller.body]  # the caller's own scope: a nested function's names are its own
+    while own:
+        node = own.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        own.extend(node.children)
         if isinstance(node, cst.Assign):
             for target in node.targets:
-                found.extend(_bound_values(target.target, node.value, value.value))
-        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr, cst.CompFor)):
-            if any(isinstance(n, cst.Name) and n.value == value.value for n in _flatten(node.target)):
-                return None  # rebound: not one value
+                found.extend(_bound_values(target.target, node.value, name))
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr, cst.CompFor, cst.AsName)):
+            target = node.name if isinstance(node, cst.AsName) else node.target
+            if any(isinstance(n, cst.Name) and n.value == name for n in _flatten(target)):
+                return None  # rebound (`with ... as n`, `except E as n`, `import m as n`): not one value
+        elif isinstance(node, (cst.Global, cst.Nonlocal)) and any(n.name.value == name for n in node.names):
+            return None
+        elif isinstance(node, cst.ImportAlias) and node.asname is None and node.name.value == name:
+            return None
+        elif isinstance(node, cst.Del) and any(isinstance(n, cst.Name) and n.value == name for n in _flatten(node.target)):
+            return None
     if len(found) != 1 or not isinstance(found[0], cst.Integer):
         return None
     return int(found[0].evaluated_value)

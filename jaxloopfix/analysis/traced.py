@@ -101,7 +101,7 @@ TRACING_TRANSFORMS: frozenset[str] = frozenset(
 # Transforms that take their static parameters from annotations rather than arguments:
 # `jax_dataclasses.jit` makes every parameter annotated `jax_dataclasses.Static[T]` static
 # (its source reads the type hints' `Annotated` marker and passes them as `static_argnames`).
-ANNOTATED_STATIC: dict[str, str] = {"jax_dataclasses.jit": "jax_dataclasses.Static"}
+ANNOTATED_STATIC: frozenset[str] = frozenset({"jax_dataclasses.jit"})
 # Wrappers that name a function without tracing it (`jax.named_call` opens a name scope; called
 # outside a trace the function runs eagerly): a transform around one traces what it wraps.
 NAMING_WRAPPERS: frozenset[str] = frozenset({"jax.named_call"})
@@ -1187,7 +1187,7 @@ class TracedFinder:
         if transform.name in FILTER_TRANSFORMS:
             static |= _python_scalar_parameters(func)
         if transform.name in ANNOTATED_STATIC:
-            static |= self._annotated_static(func, ANNOTATED_STATIC[transform.name])
+            static |= self._annotated_static(func)
         passed = frozenset(params[n] for n in transform.passed if -len(params) <= n < len(params)) - static
         self.traced[func] = TracedFunction(
             func, reason, static, transformed=True, filtered=transform.name in FILTER_TRANSFORMS, passed_through=passed
@@ -1195,15 +1195,13 @@ class TracedFinder:
         if transform.name in CUSTOM_DERIVATIVES:
             self._custom[func] = len(transform.static_nums)
 
-    def _annotated_static(self, func: cst.FunctionDef, marker: str) -> set[str]:
-        """Parameters annotated `marker[...]` (`n_steps: jdc.Static[int]`): static under a
-        transform that reads its statics from annotations (`ANNOTATED_STATIC`)."""
-        return {
-            p.name.value for p in parameters(func)
-            if p.annotation is not None and isinstance(p.annotation.annotation, cst.Subscript)
-            and isinstance(p.annotation.annotation.value, (cst.Name, cst.Attribute))
-            and self.parsed.qualified_name(p.annotation.annotation.value) == marker
-        }
+    def _annotated_static(self, func: cst.FunctionDef) -> set[str]:
+        """Parameters annotated `jdc.Static[...]` (`n_steps: jdc.Static[int]`, or as a string):
+        static under a transform that reads its statics from annotations (`ANNOTATED_STATIC`)."""
+        from jaxloopfix.analysis.traced_values import _static_annotation
+
+        return {p.name.value for p in parameters(func) if p.annotation is not None
+                and _static_annotation(self.parsed, p.annotation.annotation)}
 
     def _seed(
         self, func: cst.FunctionDef, reason: str | Callable[[], str], *, transformed: bool, static: set[str] = frozenset()

@@ -113,17 +113,20 @@ def parameter_static_fields(parsed: ParsedModule, func: cst.FunctionDef) -> dict
     """For each parameter annotated with a class of this module (`other: "Assignments"`), the
     fields that class declares static: `other.layout` is a Python value under the trace, as
     `self.layout` is."""
+    from jaxloopfix.analysis.traced import annotation_members
+
     classes = {s.name.value: s for s in parsed.module.body if isinstance(s, cst.ClassDef)}
     found: dict[str, set[str]] = {}
     for param in parameters(func):
-        annotation = param.annotation.annotation if param.annotation is not None else None
-        name = annotation.value if isinstance(annotation, cst.Name) else (
-            annotation.evaluated_value if isinstance(annotation, cst.SimpleString) else None)
-        owner = classes.get(name.strip()) if isinstance(name, str) else None
-        if owner is not None:
-            fields = _static_of(parsed, class_fields(owner))
-            if fields:
-                found[param.name.value] = fields
+        if param.annotation is None:
+            continue
+        # One class, or each member of a union (`c: Cfg | None`): a field static in every member.
+        members = [classes.get(parsed.code(m)) for m in annotation_members(parsed, param.annotation.annotation)]
+        if not members or any(owner is None for owner in members):
+            continue
+        fields = set.intersection(*(_static_of(parsed, class_fields(owner)) for owner in members))  # type: ignore[arg-type]
+        if fields:
+            found[param.name.value] = fields
     return found
 
 
@@ -132,9 +135,22 @@ STATIC_ANNOTATIONS = frozenset({"jax_dataclasses.Static"})
 
 
 def _static_annotation(parsed: ParsedModule, annotation: cst.BaseExpression) -> bool:
-    """`jdc.Static[T]`: a field (or parameter) `jax_dataclasses` keeps out of the pytree."""
+    """`jdc.Static[T]`: a field (or parameter) `jax_dataclasses` keeps out of the pytree; also
+    written as a string (`"jdc.Static[int]"`, which `jax_dataclasses` resolves from the module's
+    names: its head then has no qualified name, so it is read by its text in a module that
+    imports `jax_dataclasses`)."""
+    if isinstance(annotation, cst.SimpleString):
+        try:
+            inner = cst.parse_expression(str(annotation.evaluated_value))
+        except (cst.ParserSyntaxError, TypeError):
+            return False
+        return isinstance(inner, cst.Subscript) and isinstance(inner.value, (cst.Name, cst.Attribute)) \
+            and parsed.code(inner.value).rsplit(".", 1)[-1] == "Static" and parsed.imports_from(STATIC_ANNOTATION_ROOTS)
     return isinstance(annotation, cst.Subscript) and isinstance(annotation.value, (cst.Name, cst.Attribute)) \
         and parsed.qualified_name(annotation.value) in STATIC_ANNOTATIONS
+
+
+STATIC_ANNOTATION_ROOTS = frozenset(name.split(".", 1)[0] for name in STATIC_ANNOTATIONS)
 
 
 def _static_field(parsed: ParsedModule, value: cst.BaseExpression | None) -> bool:

@@ -203,6 +203,33 @@ def python_annotation_kind(parsed: ParsedModule, annotation: cst.BaseExpression)
     return None
 
 
+# Comparisons whose truth Python must take of a Python value (`is`, `in` are answered otherwise).
+VALUE_COMPARISONS = (cst.Equal, cst.NotEqual, cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)
+
+
+# Parts of a test whose comparisons are not the test's own truth.
+OPAQUE_IN_TESTS = (cst.Call, cst.Lambda, cst.GeneratorExp, cst.ListComp, cst.SetComp, cst.DictComp)
+
+
+def _not_a_number(expr: cst.BaseExpression) -> bool:
+    """`None`, a string or a container display: compared with one, `==` on a tracer falls back
+    to identity and asks for no Python value."""
+    return (isinstance(expr, cst.Name) and expr.value == "None") or isinstance(
+        expr, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.List, cst.Tuple, cst.Dict, cst.Set))
+
+
+def _int_operands(expr: cst.BaseExpression) -> set[str]:
+    """The names `expr` is made of through `+`, `-`, `*`, `//` (`lmax + 1`, `2 * n - 1`): each
+    must be a Python int for `range` to take the result (a tracer in any makes a tracer)."""
+    if isinstance(expr, cst.Name):
+        return {expr.value}
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide)):
+        return _int_operands(expr.left) | _int_operands(expr.right)
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        return _int_operands(expr.expression)
+    return set()
+
+
 def _annotation_name(parsed: ParsedModule, expr: cst.BaseExpression) -> str | None:
     """The qualified name an annotation's head names (`typing.Sequence`), else None."""
     return parsed.qualified_name(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else None
@@ -272,7 +299,32 @@ class ValueKinds:
                 kinds[name] = UNKNOWN_KIND
             if kinds[name] is UNKNOWN_KIND and name in self._range_bounds:
                 kinds[name] = Kind(STATIC, why=f"`{name}`, a bound of `range(...)`, which takes Python ints only")
+            elif kinds[name] is UNKNOWN_KIND and name in self._compared_in_tests:
+                kinds[name] = Kind(STATIC, why=f"`{name}`, compared in an `if` test, which needs a Python value")
         return kinds
+
+    @cached_property
+    def _compared_in_tests(self) -> set[str]:
+        """Names compared (`==`, `<`, ...) as a whole operand in the test of an `if` or `while` of
+        the function's own code (`if multi == 0: break`). Python takes the truth of the test, which
+        raises on a tracer, so whenever the function runs under a trace the name holds a Python
+        value there (JLF004 reports a traced test where one is shown). An identity or membership
+        test (`is None`, `in`) does not ask so much: those names are left alone."""
+        found: set[str] = set()
+        for node in walk(self.func.body, lambda n: not isinstance(n, (cst.FunctionDef, cst.Lambda, cst.ClassDef))):
+            if not isinstance(node, (cst.If, cst.While)):
+                continue
+            # The test's own comparisons: not those inside a call, lambda or comprehension in it
+            # (`any(v == 0 for v in vs)` takes the truth of something else).
+            for part in walk(node.test, lambda n: not isinstance(n, OPAQUE_IN_TESTS)):
+                if not isinstance(part, cst.Comparison) or not all(
+                        isinstance(c.operator, VALUE_COMPARISONS) for c in part.comparisons):
+                    continue
+                operands = (part.left, *(c.comparator for c in part.comparisons))
+                if any(_not_a_number(o) for o in operands):
+                    continue  # `w != None`, `s == "auto"`: a tracer answers by identity, no Python value needed
+                found |= {o.value for o in operands if isinstance(o, cst.Name)}
+        return found
 
     @cached_property
     def _range_bounds(self) -> set[str]:
@@ -283,7 +335,9 @@ class ValueKinds:
         for node in walk(self.func.body, lambda n: not isinstance(n, (cst.FunctionDef, cst.Lambda, cst.ClassDef))):
             if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "range":
                 if self.parsed.qualified_name(node.func) in ("builtins.range", None, "range"):
-                    found |= {arg.value.value for arg in node.args if isinstance(arg.value, cst.Name) and not arg.keyword}
+                    for arg in node.args:
+                        if not arg.keyword:
+                            found |= _int_operands(arg.value)  # `range(1, lmax + 1)`: `lmax` too
         return found
 
     def _annotated(self, annotation: cst.BaseExpression, name: str) -> Kind:
@@ -676,6 +730,8 @@ class ValueKinds:
     # -- bindings --------------------------------------------------------------------------
     def _bind(self, target: cst.BaseExpression, kind: Kind) -> None:
         if isinstance(target, cst.Name):
+            if kind.name == UNKNOWN and target.value in self._compared_in_tests:
+                kind = Kind(STATIC, why=f"`{target.value}`, compared in an `if` test, which needs a Python value")
             self.env[target.value] = join(self.env.get(target.value), kind) or UNKNOWN_KIND
         elif isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
