@@ -1565,9 +1565,8 @@ BOOKKEEPING_METHODS = frozenset({"update", "add", "setdefault", "discard", "remo
 
 
 # Flax linen's `nn.map_variables(f, ...)(self.child, x)` built and applied in a step runs a
-# module with that step's view of its variables (a layer per step).
-# Only `map_variables` gives each step its own view of the variables (a slice of stacked layer
-# parameters); `nn.remat(cell_fn)(cell, h, x[t])` applies one shared module per step.
+# module with that step's view of its variables (a slice of stacked layer parameters: a layer
+# per step); other lifts (`nn.remat(cell_fn)(cell, h, x[t])`) apply one shared module per step.
 LINEN_LIFTS = frozenset({"flax.linen.map_variables"})
 
 # A list or tuple built where it is bound: a display or a list comprehension.
