@@ -11,7 +11,7 @@ names what it saw, and that text is what `JAXLOOPFIX_EXPLAIN=1` prints.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import libcst as cst
 
@@ -815,13 +815,29 @@ class ContainerEvidence:
         bound by `functools.partial(helper, offset=i)`."""
         if index is None:
             return None
+        for helper, param in self._index_parameters(loop, index, unwrap_partial=True):
+            why = structural_use(helper, param)
+            if why is not None:
+                return f"the index `{index}` is passed to `{helper.name}` as `{param}`, {why}"
+        return None
+
+    def _index_parameters(self, loop: cst.For, index: str, *, unwrap_partial: bool = False, nested: bool = False
+                          ) -> Iterator[tuple[ast.FunctionDef | ast.AsyncFunctionDef, str]]:
+        """Each helper the body passes the index to by name, with the parameter that receives it
+        (by keyword or by position): the helper's own code says what the index does there.
+        Helpers are this module's or another project module's functions (`nested`: also those
+        defined inside the analysed function); `unwrap_partial` reads `functools.partial(helper,
+        i)` as passing `i` to the helper."""
         for node in _own_descendants(loop.body):
             if not isinstance(node, cst.Call):
                 continue
             target, args = node.func, list(node.args)
-            if isinstance(target, (cst.Name, cst.Attribute)) and self.parsed.qualified_name(target) == "functools.partial" and args:
+            if unwrap_partial and isinstance(target, (cst.Name, cst.Attribute)) \
+                    and self.parsed.qualified_name(target) == "functools.partial" and args:
                 target, args = args[0].value, args[1:]  # `partial(f, a)` binds `a` to f's first parameter
-            helper = self._helper_function(target)
+            elif not unwrap_partial and not isinstance(target, (cst.Name, cst.Attribute)):
+                continue
+            helper = self._helper_function(target) or (self._nested_function(target) if nested else None)
             if helper is None:
                 continue
             params = positional_parameters(helper)
@@ -831,10 +847,8 @@ class ContainerEvidence:
                 param = arg.keyword.value if arg.keyword is not None else (
                     params[position] if position < len(params) else None
                 )
-                why = structural_use(helper, param) if param is not None else None
-                if why is not None:
-                    return f"the index `{index}` is passed to `{helper.name}` as `{param}`, {why}"
-        return None
+                if param is not None:
+                    yield helper, param
 
     def _helper_function(self, target: cst.BaseExpression) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
         """The definition `target` calls: a module-level function of this module (not the one
@@ -1083,20 +1097,7 @@ class ContainerEvidence:
         function, or another project module's) slices a window with both bounds computed from
         the index (`helper_structure.reads_window`): the index reads one block of an array per
         step, a step along its axis, as `x[:, b * k:(b + 1) * k]` in the body would."""
-        for node in _own_descendants(loop.body):
-            if not (isinstance(node, cst.Call) and isinstance(node.func, (cst.Name, cst.Attribute))):
-                continue
-            helper = self._helper_function(node.func) or self._nested_function(node.func)
-            if helper is None:
-                continue
-            params = positional_parameters(helper)
-            for position, arg in enumerate(node.args):
-                if arg.star or not (isinstance(arg.value, cst.Name) and arg.value.value == index):
-                    continue
-                param = arg.keyword.value if arg.keyword is not None else (params[position] if position < len(params) else None)
-                if param is not None and reads_window(helper, param):
-                    return True
-        return False
+        return any(reads_window(helper, param) for helper, param in self._index_parameters(loop, index, nested=True))
 
     def _nested_function(self, target: cst.BaseExpression) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
         """A function defined inside the analysed one under the name `target` calls."""

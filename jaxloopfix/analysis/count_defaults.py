@@ -125,20 +125,14 @@ def _called_as(parsed: ParsedModule, callee: str) -> frozenset[str] | None:
     """The names calls of `callee` go by: its own, and each name bound once to it wrapped in
     transforms that keep its signature (`grad_loss = jax.jit(jax.grad(callee))`). None when the
     function is read any other way (passed, aliased, partially applied) or an alias is bound twice."""
-    if not _used_as_value(parsed, callee):
+    uses = _value_uses(parsed, callee)
+    if not uses:
         return frozenset({callee})
     names = {callee}
-    for node in parsed.nodes:
-        if not (isinstance(node, cst.Name) and node.value == callee):
-            continue
+    for node in uses:
         parent = parsed.parent(node)
-        if isinstance(parent, cst.Call) and parent.func is node or isinstance(parent, (cst.FunctionDef, cst.ImportAlias)):
-            continue
         if isinstance(parent, cst.Attribute) and parent.attr is node:
-            grand = parsed.parent(parent)
-            if isinstance(grand, cst.Call) and grand.func is parent:
-                continue
-            return None
+            return None  # `module.f` read, not called
         alias = _alias_through_transforms(parsed, node)
         if alias is None:
             return None
@@ -172,23 +166,22 @@ def _alias_through_transforms(parsed: ParsedModule, node: cst.Name) -> str | Non
     return assign.targets[0].target.value
 
 
-def _used_as_value(parsed: ParsedModule, callee: str) -> bool:
-    """Whether the function's name is read other than as the callee of a call (passed,
-    aliased, wrapped, partially applied), or bound more than once."""
+def _value_uses(parsed: ParsedModule, callee: str) -> list[cst.Name]:
+    """Each read of the function's name other than as a call's callee (`f(...)`,
+    `self.f(...)`), its `def` or an import of it: the uses that pass, alias or wrap it."""
+    uses = []
     for node in parsed.nodes:
-        if isinstance(node, cst.Name) and node.value == callee:
-            parent = parsed.parent(node)
-            if isinstance(parent, cst.Call) and parent.func is node:
-                continue
-            if isinstance(parent, cst.Attribute) and parent.attr is node:
-                grand = parsed.parent(parent)
-                if isinstance(grand, cst.Call) and grand.func is parent:
-                    continue  # `self.smooth(...)`: a call
-                return True
-            if isinstance(parent, (cst.FunctionDef, cst.ImportAlias)):
-                continue
-            return True
-    return False
+        if not (isinstance(node, cst.Name) and node.value == callee):
+            continue
+        parent = parsed.parent(node)
+        if isinstance(parent, cst.Call) and parent.func is node or isinstance(parent, (cst.FunctionDef, cst.ImportAlias)):
+            continue
+        if isinstance(parent, cst.Attribute) and parent.attr is node:
+            grand = parsed.parent(parent)
+            if isinstance(grand, cst.Call) and grand.func is parent:
+                continue  # `self.smooth(...)`: a call
+        uses.append(node)
+    return uses
 
 
 def _with_calls(
