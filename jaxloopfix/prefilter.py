@@ -63,7 +63,7 @@ class SyntaxProblem(Exception):
 def _partial_target(decorator: ast.expr) -> ast.expr:
     """`functools.partial(staged, static_argnums=1)` decorates with `staged`: its first argument."""
     if isinstance(decorator, ast.Call) and decorator.args and isinstance(decorator.func, (ast.Name, ast.Attribute)) \
-            and (decorator.func.id if isinstance(decorator.func, ast.Name) else decorator.func.attr) == "partial":
+            and (decorator.func.id if isinstance(decorator.func, ast.Name) else decorator.func.attr) in ("partial", "Partial"):
         return decorator.args[0]
     return decorator
 
@@ -292,7 +292,8 @@ def _scan(
     found = _collected(text)
     functions, classes, imports = found.functions, found.classes, found.imports
     roots = _roots(extra_decorators + extra_base_classes)
-    imports_tracer = roots is None or bool(seeds) or not found.import_roots.isdisjoint(roots)
+    imports_tracer = roots is None or bool(seeds) or not found.import_roots.isdisjoint(roots) \
+        or _names_library_jit(found.imports, found.maybe_entries, found.loaded)  # `import brainpy.math as bm`, `@bm.jit`
     names = set(TRANSFORM_NAMES | CALLEE_NAMES | BASE_NAMES | {d.rsplit(".", 1)[-1] for d in extra_decorators})
     names.update(b.rsplit(".", 1)[-1] for b in extra_base_classes)
     for name, alias in found.aliases:  # `from jax import jit as J`: J is a transform's name too
@@ -600,19 +601,8 @@ def _dotted(node: ast.AST) -> str | None:
             return None
 
 
-def _names_an_entry(imports: list[ast.Import | ast.ImportFrom], attributes: list[ast.Attribute], loaded: set[str]) -> bool:
-    """Whether some expression may have a transform's, a function taker's, a lifted transform's,
-    a model primitive's or a framework base class's qualified name.
-
-    libcst names an expression after the import binding its first name (`jnp.stack` after
-    `from jax import numpy as jnp` is `jax.numpy.stack`); every import of the module counts
-    here, whatever its scope (a superset). Names bound otherwise are named after their
-    scope (`f.<locals>.jax.jit`), or after the module for a module binding: the caller rules
-    out a binding named like an entry's first part (`jax = ...`). Relative imports name
-    nothing absolute, star imports nothing at all."""
-    from jaxloopfix.analysis.public_names import with_public
-    from jaxloopfix.analysis.traced import ENTRY_NAMES
-
+def _import_bindings(imports: list[ast.Import | ast.ImportFrom]) -> dict[str, set[str]]:
+    """What each name the module's absolute imports bind may name (`bm` -> `brainpy.math`)."""
     bindings: dict[str, set[str]] = {}
     for node in imports:
         if isinstance(node, ast.Import):
@@ -626,16 +616,52 @@ def _names_an_entry(imports: list[ast.Import | ast.ImportFrom], attributes: list
             for alias in node.names:
                 if alias.name != "*":
                     bindings.setdefault(alias.asname or alias.name, set()).add(f"{node.module}.{alias.name}")
+    return bindings
+
+
+def _names_library_jit(imports: list[ast.Import | ast.ImportFrom], attributes: list[ast.Attribute], loaded: set[str]) -> bool:
+    """Whether some expression may name a JAX library's own `jit` (`traced.library_jit`):
+    `bm.jit` after `import brainpy.math as bm`, `jit` after `from brainpy.math import jit`."""
+    from jaxloopfix.analysis.library_jits import library_jit
+
+    bindings = _import_bindings(imports)
+    if any(name in loaded and any(library_jit(s) for s in sources) for name, sources in bindings.items()):
+        return True
+    for attribute in attributes:
+        dotted = _dotted(attribute)
+        if dotted is not None:
+            head, _, rest = dotted.partition(".")
+            if any(library_jit(f"{source}.{rest}") for source in bindings.get(head, ())):
+                return True
+    return False
+
+
+def _names_an_entry(imports: list[ast.Import | ast.ImportFrom], attributes: list[ast.Attribute], loaded: set[str]) -> bool:
+    """Whether some expression may have a transform's, a function taker's, a lifted transform's,
+    a model primitive's or a framework base class's qualified name.
+
+    libcst names an expression after the import binding its first name (`jnp.stack` after
+    `from jax import numpy as jnp` is `jax.numpy.stack`); every import of the module counts
+    here, whatever its scope (a superset). Names bound otherwise are named after their
+    scope (`f.<locals>.jax.jit`), or after the module for a module binding: the caller rules
+    out a binding named like an entry's first part (`jax = ...`). Relative imports name
+    nothing absolute, star imports nothing at all."""
+    from jaxloopfix.analysis.public_names import with_public
+    from jaxloopfix.analysis.library_jits import library_jit
+    from jaxloopfix.analysis.traced import ENTRY_NAMES
+
+    bindings = _import_bindings(imports)
     for name, sources in bindings.items():
-        if name in loaded and with_public(frozenset(sources)) & ENTRY_NAMES:
-            return True  # `from jax import jit as J`, `from flax.linen import Module`
+        if name in loaded and (with_public(frozenset(sources)) & ENTRY_NAMES or any(library_jit(s) for s in sources)):
+            return True  # `from jax import jit as J`, `from flax.linen import Module`, `from brainpy.math import jit`
     for attribute in attributes:
         dotted = _dotted(attribute)
         if dotted is None:
             continue
         head, _, rest = dotted.partition(".")
-        if not with_public(frozenset(f"{source}.{rest}" for source in bindings.get(head, ()))).isdisjoint(ENTRY_NAMES):
-            return True
+        named = frozenset(f"{source}.{rest}" for source in bindings.get(head, ()))
+        if not with_public(named).isdisjoint(ENTRY_NAMES) or any(library_jit(n) for n in named):
+            return True  # `jax.jit`, `bm.jit`
     return False
 
 
@@ -738,6 +764,8 @@ def _reach(
                 if isinstance(arg, ast.Name) and arg is not call.func and arg.id not in functions:
                     flows = True  # `NUTS(model)` with `model = f` or a parameter: any function value
             if flows:
+                if imported and _aliases_imported(found, imported):
+                    possible = True  # `step = partial(train_step, cfg=cfg)` with `train_step` imported, then `jax.jit(step)`
                 aliased.append(call)
                 # `lax.scan(cell, ...)` with `cell = Cell()`: the value may be an object, whose `__call__` runs.
                 work.extend(functions.get("__call__", ()))
@@ -781,6 +809,16 @@ def _reach(
             return possible, None, True  # `global model` in a function: a binding the alias may name
         anchors.extend(_parameter_callers(found, aliased))
     return possible, [*reached.values(), *anchors], bool(aliased)
+
+
+def _aliases_imported(found: _Collected, imported: frozenset[str]) -> bool:
+    """Whether the module binds a name to a project import (`step = train_step`) or to a
+    `partial` of one (a superset: any such binding, whatever name a transform wraps)."""
+    return any(isinstance(a.value, ast.Name) and a.value.id in imported for a in found.name_assigns) or any(
+        isinstance(c.func, (ast.Name, ast.Attribute)) and (c.func.id if isinstance(c.func, ast.Name) else c.func.attr)
+        in ("partial", "Partial") and c.args and _mentions(c.args[0], imported)
+        for c in found.calls
+    )
 
 
 def _parameter_names(func: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:

@@ -34,12 +34,16 @@ from jaxloopfix.analysis.cross_module import (
 from jaxloopfix.analysis.declared_types_ast import dotted, import_bindings, module_declaration, module_function
 from jaxloopfix.config import Settings
 from jaxloopfix.root_package import root_package_names
+from jaxloopfix.analysis.partials import PARTIAL
 
 # An indented `def NAME(`: a method or a nested function (`TraceFlow._only_method`).
 INDENTED_DEF = re.compile(r"^[ \t]+(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(", re.M)
 
 # A name called in a module's text (`relax(`, `integrate.relax (`): where a passing may be.
 CALLED_NAME = re.compile(r"([A-Za-z_]\w*)\s*\(")
+# `partial(train_step, ...)`, `functools.partial(sim.relax, ...)`: a partial application binds the
+# function's parameters as a call does (its last name is the one caught).
+PARTIAL_NAME = re.compile(r"\b[Pp]artial\s*\(\s*(?:[A-Za-z_]\w*\s*\.\s*)*([A-Za-z_]\w*)\s*[,)]")
 
 # The packages framework module classes come from (`analysis.traced.MODULE_BASES`).
 FRAMEWORK_ROOTS = frozenset({"flax", "haiku", "equinox", "objax", "trax", "praxis"})
@@ -428,7 +432,8 @@ class TraceFlow:
         if self.called_names is None:
             self.called_names = {}
             for path in self.index.names:
-                for name in set(CALLED_NAME.findall(self.read(path) or "")):
+                text = self.read(path) or ""
+                for name in set(CALLED_NAME.findall(text)) | set(PARTIAL_NAME.findall(text)):
                     self.called_names.setdefault(name, []).append(path)
         return self.called_names.get(function, [])
 
@@ -593,17 +598,50 @@ def _passing_calls(tree: ast.Module, module: str, package: str) -> list[CallFact
             local_names[id(scope)] = found
         return local_names[id(scope)]
 
+    single_values: dict[int, dict[str, ast.expr]] = {}
+
+    def bound_once(scope: ast.AST) -> dict[str, ast.expr]:
+        """The names a function binds exactly once, by a plain `name = value`, with the value
+        (`losses = partial(loss_fn, w=2)` in a script's `main`)."""
+        if id(scope) not in single_values:
+            counts: dict[str, int] = {}
+            values: dict[str, ast.expr] = {}
+            for n in ast.walk(scope):
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                    counts[n.id] = counts.get(n.id, 0) + 1
+                if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
+                    values[n.targets[0].id] = n.value
+            single_values[id(scope)] = {k: v for k, v in values.items() if counts.get(k) == 1}
+        return single_values[id(scope)]
+
+    def function_value(value: ast.expr, scopes: tuple[ast.AST, ...]) -> tuple[str, str] | None:
+        """What `_function_value` names, through a name the innermost function binds once."""
+        if isinstance(value, ast.Name) and scopes and not isinstance(scopes[-1], ast.Lambda):
+            args = scopes[-1].args  # type: ignore[attr-defined]
+            if value.id not in {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a}:
+                held = bound_once(scopes[-1]).get(value.id)
+                if held is not None and (isinstance(held, (ast.Name, ast.Attribute, ast.Call))):
+                    return _function_value(held, bindings, defined, module) if _head(held) not in local(scopes[-1]) else None
+        return _function_value(value, bindings, defined, module)
+
     def visit(node: ast.AST, scopes: tuple[ast.AST, ...]) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             scopes = (*scopes, node)
         elif isinstance(node, ast.Call):
-            callee = _absolute(node.func, bindings)
+            func, arguments = node.func, _arguments(node)
+            if _absolute(func, bindings) in PARTIAL and node.args and not isinstance(node.args[0], ast.Starred):
+                # `partial(train_step, losses=loss_fn)`: binds `train_step`'s parameters as a call does.
+                func, arguments = node.args[0], _arguments(ast.Call(func=node.args[0], args=node.args[1:], keywords=node.keywords))
+            callee = _absolute(func, bindings)
             if callee is not None:
-                values = [(slot, value, target) for slot, value in _arguments(node)
-                          if (target := _function_value(value, bindings, defined, module)) is not None]
+                values = [(slot, value, target) for slot, value in arguments
+                          if (target := function_value(value, scopes)) is not None]
                 shadowed = set().union(*(local(scope) for scope in scopes)) if values else set()
-                if values and _head(node.func) not in shadowed:
-                    kept = tuple((slot, *target) for slot, value, target in values if _head(value) not in shadowed)
+                if values and _head(func) not in shadowed:
+                    kept = tuple(
+                        (slot, *target) for slot, value, target in values
+                        if _head(value) not in shadowed or target != _function_value(value, bindings, defined, module)
+                    )
                     if kept:
                         facts.append(CallFact(callee, node.lineno, kept))
         for child in ast.iter_child_nodes(node):
@@ -635,7 +673,7 @@ def _arguments(call: ast.Call) -> list[tuple[str, ast.expr]]:
 def _function_value(expr: ast.expr, bindings: dict[str, str], defined: set[str], module: str) -> tuple[str, str] | None:
     """(module, name) of the module-level function `expr` names (`forces.spring`, a function of
     the calling module, `partial(forces.spring, k=2)`), else None."""
-    if isinstance(expr, ast.Call) and expr.args and _absolute(expr.func, bindings) == "functools.partial":
+    if isinstance(expr, ast.Call) and expr.args and _absolute(expr.func, bindings) in PARTIAL:
         expr = expr.args[0]
     if isinstance(expr, ast.Name) and expr.id in defined and expr.id not in bindings:
         return module, expr.id

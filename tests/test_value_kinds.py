@@ -955,3 +955,20 @@ def test_a_function_held_by_an_attribute_is_traced_where_it_is_called(tmp_path: 
         sys.path.remove(str(root))
         for name in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:
             del sys.modules[name]
+
+
+def test_a_numpy_array_combined_with_a_python_number_stays_on_the_host() -> None:
+    """`table = table.astype("int64") - 1` after a loop filling the NumPy `table`: still a NumPy
+    array, so the loop builds host values (before, the rebinding read as unknown and the loop
+    was reported)."""
+    source = (
+        "import jax\nimport numpy as np\n\n\ndef table_of(n):\n    table = np.zeros((n, 3 ** n))\n"
+        "    for i in range(n):\n        table[i, :] = np.tile(np.ones((1, 3 ** i)), (1, 3 ** (n - i)))\n"
+        "    table = table.astype('int64') - 1\n    return table\n\n\n"
+        "@jax.jit\ndef f(x):\n    return x * table_of(x.shape[0])[0, 0]\n"
+    )
+    assert [d.code for d in lint_text(source, "m.py", Settings()) if d.code in ("JLF001", "JLF002")] == []
+    parsed = ParsedModule(source, "m.py")
+    traced = next(t for f, t in find_traced_functions(parsed).items() if f.name.value == "table_of")
+    table = ValueKinds(parsed, traced, module_constants(parsed)).of_name("table")
+    assert table.name == "static" and table.host

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import libcst as cst
 
+from jaxloopfix.analysis.library_jits import MULTI_BACKEND
 from jaxloopfix.analysis.source import ParsedModule
 
 # Libraries whose backend object, once the JAX backend is selected, wraps JAX's transforms.
-BACKEND_LIBRARIES: frozenset[str] = frozenset({"tensorcircuit"})
+BACKEND_LIBRARIES: frozenset[str] = MULTI_BACKEND
 # Calls that select a backend by name and return it.
 SELECTORS: frozenset[str] = frozenset({"set_backend", "get_backend"})
 # The backend's transforms, each with the JAX transform it calls.

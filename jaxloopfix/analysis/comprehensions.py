@@ -38,6 +38,7 @@ from jaxloopfix.analysis.containers import _shape_arguments, string_from
 from jaxloopfix.analysis.loops import IterationAnalyzer, TripCount
 from jaxloopfix.analysis.names import parameters
 from jaxloopfix.analysis.planner import untraced_branch_of
+from jaxloopfix.analysis.per_step_lists import filled_per_step, iterated_names
 from jaxloopfix.analysis.source import ParsedModule, descendants, shorten
 from jaxloopfix.analysis.traced import TracedFunction
 from jaxloopfix.analysis.value_kinds import ARRAY, CONTAINER, SHAPE, STATIC, TRACED, ValueKinds, for_clauses
@@ -81,9 +82,12 @@ class ComprehensionJudge:
     def __init__(
         self, parsed: ParsedModule, traced: TracedFunction, constants: dict[str, int], min_trip_count: int,
         is_module_class: Callable[[cst.BaseExpression], bool],
+        reported_loop: Callable[[cst.For], bool] = lambda loop: False,
     ) -> None:
         self.parsed = parsed
         self.traced = traced
+        # Whether a loop of the function is reported (it unrolls): what it appends is per-step data.
+        self.reported_loop = reported_loop
         self.constants = constants
         self.min_trip_count = min_trip_count
         self.is_module_class = is_module_class
@@ -105,7 +109,7 @@ class ComprehensionJudge:
         step over lists, dicts and Python counts: when no clause iterates something `ArrayFacts`
         calls an array, or a `range` whose count is an array length, the clause rows decide without
         the function's kinds (worked out only for comprehensions that may be reported)."""
-        if not any(self._may_step_over_arrays(clause) for clause in _clauses(comp)):
+        if not any(self._may_step_over_arrays(clause) or self._per_step_list(clause) for clause in _clauses(comp)):
             for clause in _clauses(comp):
                 found = self.few_steps(comp, clause)
                 if found is not None:
@@ -222,6 +226,20 @@ class ComprehensionJudge:
         return "keyed_entries", f"each step stores its value under a key built from the index (`{shorten(self.parsed.code(comp.key), 30)}`)"
 
     # -- rows on one `for` clause -------------------------------------------------------------
+    def per_step_list(self, comp: cst.BaseComp, clause: cst.CompFor) -> Decision | None:
+        """`[z / 2 + x / 2 for z, x in zip(exp_z, exp_x)]` after a reported loop appended one
+        array per step to each list (`per_step_lists`): a step per unrolled step."""
+        held = filled_per_step(self.parsed, self.traced.node, self.kinds, self.reported_loop, clause.iter, comp)
+        return ("reported", held) if held is not None else None
+
+    def _per_step_list(self, clause: cst.CompFor) -> bool:
+        """Cheap screen for `per_step_list`: it iterates a name some reported loop appends to."""
+        names = {n.value for n in iterated_names(self.parsed, clause.iter)}
+        return bool(names) and any(
+            isinstance(n, cst.Attribute) and n.attr.value == "append" and isinstance(n.value, cst.Name) and n.value.value in names
+            for n in descendants(self.traced.node.body)
+        )
+
     def few_steps(self, comp: cst.BaseComp, clause: cst.CompFor) -> Decision | None:
         """`[f(x, k) for k in range(3)]`: a few static steps (fewer than `min-trip-count`)."""
         trip = self._range_trip(clause.iter)
@@ -608,6 +626,7 @@ COMPREHENSION_ROWS: tuple[Callable[[ComprehensionJudge, cst.BaseComp], Decision 
 )
 CLAUSE_ROWS: tuple[Callable[[ComprehensionJudge, cst.BaseComp, cst.CompFor], Decision | None], ...] = (
     ComprehensionJudge.few_steps,
+    ComprehensionJudge.per_step_list,
     ComprehensionJudge.array_rows,
     ComprehensionJudge.axis_range,
     ComprehensionJudge.indexed_reads,
@@ -638,13 +657,14 @@ def judge_comprehensions(
     min_trip_count: int,
     is_module_class: Callable[[cst.BaseExpression], bool],
     inside_reported: Callable[[cst.CSTNode], bool],
+    reported_loop: Callable[[cst.For], bool] = lambda loop: False,
 ) -> tuple[list[ComprehensionReport], list[tuple[cst.BaseComp, str, str]]]:
     """The function's own comprehensions that unroll array work (outermost first; one inside
     a reported comprehension or a reported loop is not reported again), and every decision."""
     comps = own_comprehensions(parsed).get(traced.node, [])
     if not comps:
         return [], []
-    judge = ComprehensionJudge(parsed, traced, constants, min_trip_count, is_module_class)
+    judge = ComprehensionJudge(parsed, traced, constants, min_trip_count, is_module_class, reported_loop)
     reports: list[ComprehensionReport] = []
     decisions: list[tuple[cst.BaseComp, str, str]] = []
     taken: set[int] = set()

@@ -97,6 +97,7 @@ class ContainerEvidence:
         ask: Callable[[str], None] = lambda qualified: None,
         is_python: Callable[[cst.BaseExpression], bool] = lambda expr: False,
         module: str | None = None,
+        is_array: Callable[[cst.BaseExpression], bool] = lambda expr: False,
     ) -> None:
         self.parsed = parsed
         self.func = func
@@ -104,6 +105,8 @@ class ContainerEvidence:
         self.module = module
         # Whether an expression's kind is a Python value at trace time (`len(shape) - 1 - k`).
         self.is_python = is_python
+        # Whether an expression's kind is an array (or a traced argument) at trace time.
+        self.is_array = is_array
         self.facts = facts
         self.local_values = local_values
         self.is_module_class = is_module_class
@@ -1193,6 +1196,8 @@ class ContainerEvidence:
                 isinstance(node.operator, cst.AddAssign) and isinstance(node.value, (cst.List, cst.ListComp))
             ):
                 return None
+            if isinstance(node, cst.Subscript) and self._gathers(node):
+                return None  # `parent[element]`: an array indexed by an array, a gather per step
             if isinstance(node, cst.Call):
                 if self._formatted(node, loop):
                     continue
@@ -1233,6 +1238,17 @@ class ContainerEvidence:
                 "host values (a tracer passed to them raises), so nothing traced is unrolled"
             )
         return f"{NO_ARRAY_OPERATION} (no arithmetic, no JAX call, no function or module call): it builds Python structure or text"
+
+    def _gathers(self, node: cst.Subscript) -> bool:
+        """`parent[element]`, `table[idx, :]`: an array indexed by an array (by their kinds) is a
+        gather, array work in each step, whatever else the body does."""
+        if not self.is_array(node.value):
+            return False
+        return any(
+            isinstance(e.slice, cst.Index) and not isinstance(e.slice.value, (cst.Integer, cst.SimpleString))
+            and self.is_array(e.slice.value)
+            for e in node.slice
+        )
 
     def _host_call(self, call: cst.Call) -> bool:
         """A call of NumPy, SciPy or `math` that raises when handed a tracer (`host_libraries`)."""

@@ -17,6 +17,7 @@ from libcst.metadata import GlobalScope
 from jaxloopfix.analysis.array_fields import array_fields
 from jaxloopfix.analysis.arrays import ArrayFacts
 from jaxloopfix.analysis.body import body_refusal
+from jaxloopfix.analysis.per_step_lists import filled_per_step
 from jaxloopfix.analysis.containers import BOUND_TO_CONTAINER, KEEPS_NOTHING, NAMED_STRUCTURE, NO_ARRAY_OPERATION, SELECTS_ITEMS, ContainerEvidence, _constructor, _own_descendants, string_from, array_rows_call
 from jaxloopfix.analysis.cross_module import ModuleSite
 from jaxloopfix.analysis.dataflow import LoopDataflow, appended_list, contains
@@ -101,6 +102,7 @@ class LoopPlanner:
         self.evidence = ContainerEvidence(
             parsed, traced.node, self.facts, self.iterations._local_values, is_module_class or (lambda expr: False),
             site, ask, lambda expr: self.kinds.of(expr).python, traced.module,
+            lambda expr: self.kinds.of(expr).name in (ARRAY, TRACED),
         )
         self.min_trip_count = min_trip_count
         self.constants = constants
@@ -161,6 +163,9 @@ class LoopPlanner:
             )
         if early is None:
             early = self._list_of_rows_refusal(loop, iteration)
+        if early is None and (held := self.filled_per_step(loop.iter, loop)) is not None:
+            # A scan (or vmap) would take the list as a pytree of separate arrays, not as rows.
+            early = f"it iterates {held}: stack it first (`jnp.stack(...)`) or keep the first loop's outputs as arrays"
         if early is None and not isinstance(loop.body, cst.IndentedBlock):
             early = "the loop body is on the `for` line; put it on its own lines to get a fix"
         if early is None and any(isinstance(n, cst.NamedExpr) for n in descendants(loop.iter)):
@@ -544,6 +549,8 @@ class LoopPlanner:
         evidence = self.evidence.iterable(loop.iter)
         if evidence is not None and BOUND_TO_CONTAINER in evidence and self._counter_reads_rows(loop) is not None:
             return None  # `for k, (slot, _) in enumerate(slots): out[slot] = rows[k]`: a local list of Python values
+        if evidence is not None and BOUND_TO_CONTAINER in evidence and self.filled_per_step(loop.iter, loop) is not None:
+            return None  # `for z in exp_z` after an unrolled loop appended one array per step to `exp_z`
         if evidence is None and iteration is None and isinstance(loop.target, (cst.Tuple, cst.List)):
             if _is_range(self.parsed, loop.iter) or self._index_grid(loop.iter):
                 return None  # `for i, j in itertools.product(range(h), range(w))`, `np.ndindex(x.shape)`: ints, which may index rows
@@ -556,6 +563,12 @@ class LoopPlanner:
         if evidence is None:
             evidence = self._container_kind(loop)
         return evidence
+
+    def filled_per_step(self, iterable: cst.BaseExpression, node: cst.CSTNode) -> str | None:
+        """`per_step_lists.filled_per_step` for this function, with the loops decided so far."""
+        return filled_per_step(
+            self.parsed, self.traced.node, self.kinds, lambda f: self.decisions.get(f, ("",))[0] == "reported", iterable, node
+        )
 
     def _numeric_steps(self, loop: cst.For) -> int:
         """How many steps a loop takes over a literal list or tuple of numbers (a polynomial's or a

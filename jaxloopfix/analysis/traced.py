@@ -29,6 +29,8 @@ from jaxloopfix.analysis.framework_classes import NOT_LAYERS
 from jaxloopfix.analysis.helper_structure import parse_function, traces_parameter
 from jaxloopfix.analysis.library_methods import LIBRARY_METHODS
 from jaxloopfix.analysis.backend_objects import BACKEND_ENTRIES, BACKEND_LIBRARIES, backend_transforms
+from jaxloopfix.analysis.library_jits import HOST_COMPILERS, LIBRARY_JIT_NAMES, library_jit
+from jaxloopfix.analysis.partials import PARTIAL
 from jaxloopfix.analysis.cross_module import (
     BY_NAME,
     EVERY_BY_NAME,
@@ -111,8 +113,6 @@ FILTER_TRANSFORMS: frozenset[str] = frozenset(
      "equinox.filter_pmap", "equinox.filter_checkpoint"}
 )
 # Functions whose first argument runs on the host with concrete values, not under the trace.
-# Packages whose decorators compile a function for the host (`numba.njit`): never traced.
-HOST_COMPILERS = frozenset({"numba"})
 HOST_CALLBACKS: frozenset[str] = frozenset(
     {"jax.debug.callback", "jax.pure_callback", "jax.experimental.io_callback", "jax.experimental.host_callback.id_tap",
      "jax.experimental.host_callback.call", "jax.experimental.io_callback.io_callback"}
@@ -290,8 +290,6 @@ def layer_base(qname: str | None) -> str | None:
 COMPACT: frozenset[str] = frozenset({"flax.linen.compact", "flax.linen.module.compact"})
 # Run at construction (or initialisation, for linen's `setup`), not under a trace.
 CONSTRUCTORS: frozenset[str] = frozenset({"__init__", "__post_init__", "__check_init__", "__new__", "setup"})
-# `jax.partial` is the legacy re-export of `functools.partial` (`@jax.partial(jax.jit, static_argnums=1)`).
-PARTIAL: frozenset[str] = frozenset({"functools.partial", "jax.partial"})
 
 
 @dataclass
@@ -394,6 +392,11 @@ CHEX_VARIANTS: frozenset[str] = frozenset({"chex.variants", "chex.all_variants"}
 CHEX_TRACING_VARIANTS = ("with_jit", "with_pmap")
 
 
+def _ends_in_jit(expr: cst.Name | cst.Attribute) -> bool:
+    """`bm.jit`, `jit`: named like a library's `jit` (asked before resolving its name)."""
+    return (expr.attr.value if isinstance(expr, cst.Attribute) else expr.value) in LIBRARY_JIT_NAMES
+
+
 def _variants_trace(decorator: cst.BaseExpression, qname: str) -> bool:
     """Whether a chex variants decorator asks for a variant that traces (`with_jit=True`)."""
     flags = {
@@ -487,6 +490,8 @@ class TracedFinder:
         qname = parsed.qualified_name(expr) if isinstance(expr, named) and parsed.may_be_named(expr, self.transforms) else None
         if qname in self.transforms:
             return _Transform(self._backend.get(qname, qname))
+        if isinstance(expr, named) and self._library_jit(expr):
+            return _Transform(parsed.qualified_name(expr) or "")  # `@bm.jit`
         if isinstance(expr, cst.Call):
             func = expr.func
             func_name = (
@@ -514,7 +519,21 @@ class TracedFinder:
                 # `@jax.jit(static_argnames=...)` or `@jax.checkpoint(policy=...)`.
                 names, nums = _static_args(list(expr.args), self._constant)
                 return _Transform(self._backend.get(func_name, func_name), names, nums)
+            if not positional and isinstance(func, named) and self._library_jit(func):
+                names, nums = _static_args(list(expr.args), self._constant)  # `@bm.jit(static_argnums=1)`
+                return _Transform(parsed.qualified_name(func) or "", names, nums)
         return None
+
+    def _library_jit(self, expr: cst.Name | cst.Attribute) -> bool:
+        """`bm.jit` with `bm` bound by imports alone (`import brainpy.math as bm`): a library's own
+        `jit` (`library_jit`); not `K.jit` of a value the module computes (a backend object)."""
+        if not _ends_in_jit(expr) or not library_jit(self.parsed.qualified_name(expr), LIFTED_TRANSFORMS):
+            return False
+        root = expr
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        bindings = self._bindings(root) if isinstance(root, cst.Name) else None
+        return bool(bindings) and all(isinstance(getattr(a, "node", None), (cst.Import, cst.ImportFrom)) for a in bindings)
 
     def _chex_variant(self, expr: cst.BaseExpression) -> bool:
         """`self.variant` inside a test method whose chex variants decorator traces (`with_jit`)."""
@@ -867,9 +886,9 @@ class TracedFinder:
         params = [p.name.value for p in (*caller.params.posonly_params, *caller.params.params)]
         position = params.index(expr.value)
         out: list[cst.FunctionDef] = []
-        for call in self._calls_of(caller):
-            positional = [a for a in call.args if a.keyword is None and not a.star]
-            args = [a.value for a in call.args if a.keyword is not None and a.keyword.value == expr.value]
+        for call, given in [(c, list(c.args)) for c in self._calls_of(caller)] + self._partials_of(caller):
+            positional = [a for a in given if a.keyword is None and not a.star]
+            args = [a.value for a in given if a.keyword is not None and a.keyword.value == expr.value]
             if position < len(positional):
                 args.append(positional[position].value)
             for arg in args:
@@ -880,6 +899,23 @@ class TracedFinder:
                     out.extend(self._aliased_functions(arg, depth + 1))
         out.extend(self._passed_from_other_modules(caller, expr.value, position))
         return out
+
+    def _partials_of(self, func: cst.FunctionDef) -> list[tuple[cst.Call, list[cst.Arg]]]:
+        """`partial(func, losses=loss_fn)` in this module, with the arguments it binds: they
+        reach `func`'s parameters as a call's do (the rest come when the partial is called)."""
+        found: list[tuple[cst.Call, list[cst.Arg]]] = []
+        for call in self._calls_by_name.get("partial", []) + self._calls_by_name.get("Partial", []) + self._partial_attribute_calls:
+            if call.args and call.args[0].keyword is None and not call.args[0].star and self._qname_in(call.func, PARTIAL) \
+                    and isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == func.name.value \
+                    and self.resolve_function(call.args[0].value) is func:
+                found.append((call, list(call.args[1:])))
+        return found
+
+    @cached_property
+    def _partial_attribute_calls(self) -> list[cst.Call]:
+        """`functools.partial(...)` calls (spelled through a module)."""
+        return [n for n in self.parsed.nodes if type(n) is cst.Call and type(n.func) is cst.Attribute
+                and n.func.attr.value in ("partial", "Partial")]
 
     def _passed_from_other_modules(self, caller: cst.FunctionDef, param: str, position: int) -> list[cst.FunctionDef]:
         """For a parameter of a module-level function: the functions other project modules pass
@@ -2045,6 +2081,12 @@ class TracedFinder:
             if wrapped is not None and self.resolve_function(wrapped[0]) is None:
                 expr, transform = wrapped
                 text = f"wrapped by `{shorten(self.parsed.code(call))}`"
+                alias = self._imported_alias(expr)
+                if alias is not None:  # `step = partial(train_step, cfg=cfg)`, then `jax.jit(step)`
+                    expr, names, bound = alias
+                    nums = {n + bound for n in transform.static_nums if n >= 0} | set(range(bound))
+                    self._external(expr, text, call, True, transform.static_names | names, nums)
+                    continue
                 self._external(expr, text, call, True, transform.static_names, transform.static_nums)
                 self._transformed_method_by_name(expr, call)
             for item, taker in self._function_argument_exprs(call):
@@ -2062,6 +2104,29 @@ class TracedFinder:
                 text = f"{taker.label} `{shorten(self.parsed.code(call.func), 40)}`"
                 self._external(item, text, call, taker.transformed, names, nums)
             self._lifted_elsewhere(call)
+
+    def _imported_alias(self, expr: cst.BaseExpression) -> tuple[cst.BaseExpression, set[str], int] | None:
+        """`step` bound once, in its scope, to `train_step` or `partial(train_step, cfg=cfg)` with
+        `train_step` imported from a project module: the imported name, the parameters the
+        partial binds by keyword, and how many it binds by position (Python values, static under
+        the transform that wraps `step`)."""
+        definitions = self._definitions(expr, cst.Name)
+        if len(definitions) != 1:
+            return None
+        assign = self._assignment(definitions[0])  # type: ignore[arg-type]
+        if assign is None or len(assign.targets) != 1:
+            return None
+        value, names, bound = assign.value, set(), 0
+        if isinstance(value, cst.Call) and self._qname_in(value.func, PARTIAL) and value.args:
+            first = value.args[0]
+            if first.keyword is not None or any(a.star for a in value.args):
+                return None
+            bound = len([a for a in value.args[1:] if a.keyword is None])
+            names = {a.keyword.value for a in value.args[1:] if a.keyword is not None}
+            value = first.value
+        if not isinstance(value, (cst.Name, cst.Attribute)) or self._imported(value) is None:
+            return None
+        return value, names, bound
 
     def _lifted_elsewhere(self, call: cst.Call) -> None:
         """`nnx.jit(step)`, `nnx.jit(partial(step, config))` with `step` imported from another

@@ -125,7 +125,8 @@ def combine(a: Kind, b: Kind, operator: cst.BaseBinaryOp | None = None) -> Kind:
     if a.python and b.python:
         if a.name == SHAPE or b.name == SHAPE:
             return Kind(SHAPE, why=a.why or b.why)  # `x.shape[:1] + (n,)`
-        return Kind(STATIC, why=a.why or b.why)
+        # `table.astype(int) - 1`: a NumPy array with a Python number is a NumPy array still.
+        return Kind(STATIC, why=(a.why if a.host else b.why) if a.host or b.host else a.why or b.why, host=a.host or b.host)
     return UNKNOWN_KIND
 
 

@@ -137,6 +137,7 @@ class FileContext:
         """Comprehensions in traced functions that step over array data (`comprehensions.py`);
         one inside a reported loop is left to the loop's diagnostic."""
         reported = {id(plan.loop) for plan in self.loop_plans}
+        unrolled = {id(loop) for loop, rule, _ in self.decisions if rule == "reported"}
         parsed = self.parsed
 
         def inside_reported(node: cst.CSTNode) -> bool:
@@ -149,6 +150,7 @@ class FileContext:
                 continue
             reports, decisions = judge_comprehensions(
                 parsed, traced, self.constants, self.settings.min_trip_count, self.finder.is_module_class, inside_reported,
+                lambda loop: id(loop) in unrolled,
             )
             found.extend(reports)
             self.comprehension_decisions.extend(decisions)

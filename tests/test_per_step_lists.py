@@ -1,0 +1,61 @@
+"""A list an unrolled loop appends an array to in each step holds per-step data: a later loop
+or comprehension over it unrolls as many copies of its own work (`per_step_lists`). Such a loop
+is reported without a fix (a scan would take the list as a pytree of separate arrays); a list
+filled by a loop of a few static steps stays a Python container."""
+
+from __future__ import annotations
+
+import pytest
+
+from jaxloopfix.config import Settings
+from jaxloopfix.engine import lint_text
+
+jax = pytest.importorskip("jax")
+jnp = pytest.importorskip("jax.numpy")
+
+SOURCE = '''
+import jax
+import jax.numpy as jnp
+
+
+@jax.jit
+def rounds(state):
+    exp_z = []
+    exp_x = []
+    out = []
+    for k in range({steps}):
+        state = jnp.tanh(state @ state.T)
+        if k % 2 == 0:
+            exp_z.append(jnp.trace(state))
+        else:
+            exp_z.append(-jnp.trace(state))
+        exp_x.append(jnp.sum(state))
+    for z, x in zip(exp_z, exp_x):
+        out.append(0.5 * z + 0.5 * x)
+    avg = jnp.array([0.5 * z + 0.5 * x for z, x in zip(exp_z, exp_x)])
+    return jnp.stack(out), avg
+'''
+
+
+def _loop_lines(source: str) -> dict:
+    return {d.location.row: d for d in lint_text(source, "m.py", Settings()) if d.code in ("JLF001", "JLF002")}
+
+
+def test_loops_over_per_step_lists_are_reported_without_a_fix() -> None:
+    found = _loop_lines(SOURCE.format(steps=40))
+    assert sorted(found) == [11, 18, 20]  # the filling loop, the loop over its lists, the comprehension
+    assert found[18].fix is None and "(a list holding one array per step of the unrolled loop on line 11)" in found[18].no_fix_reason
+    assert "one array per step of the unrolled loop on line 11" in found[20].message
+
+
+def test_the_lists_hold_one_array_per_step_when_run() -> None:
+    """What the evidence claims, on JAX: as many items as the filling loop's steps, each traced."""
+    namespace: dict[str, object] = {}
+    exec(compile(SOURCE.format(steps=40), "m.py", "exec", dont_inherit=True), namespace)
+    out, avg = namespace["rounds"](jnp.eye(3) * 0.1)  # type: ignore[operator]
+    assert out.shape == avg.shape == (40,) and jnp.allclose(out, avg)
+
+
+def test_a_list_filled_in_a_few_static_steps_stays_a_container() -> None:
+    found = _loop_lines(SOURCE.format(steps=3))
+    assert sorted(found) == []
