@@ -25,6 +25,7 @@ from functools import cache, cached_property
 from jaxloopfix.newer_syntax import parse_ast
 from jaxloopfix.ast_walk import child_nodes, walk
 from jaxloopfix.diagnostics import Edit
+from jaxloopfix.analysis.library_jits import JAX_LIBRARIES
 from jaxloopfix.rewrite.edits import line_starts, location_of
 from jaxloopfix.text_memo import TextMemo
 
@@ -293,7 +294,8 @@ def _scan(
     functions, classes, imports = found.functions, found.classes, found.imports
     roots = _roots(extra_decorators + extra_base_classes)
     imports_tracer = roots is None or bool(seeds) or not found.import_roots.isdisjoint(roots) \
-        or _names_library_jit(found.imports, found.maybe_entries, found.loaded)  # `import brainpy.math as bm`, `@bm.jit`
+        or (not found.import_roots.isdisjoint(JAX_LIBRARIES)  # `import brainpy.math as bm`, then `@bm.jit`
+            and _names_library_jit(found.imports, found.maybe_entries, found.loaded))
     names = set(TRANSFORM_NAMES | CALLEE_NAMES | BASE_NAMES | {d.rsplit(".", 1)[-1] for d in extra_decorators})
     names.update(b.rsplit(".", 1)[-1] for b in extra_base_classes)
     for name, alias in found.aliases:  # `from jax import jit as J`: J is a transform's name too

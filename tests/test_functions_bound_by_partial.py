@@ -112,3 +112,15 @@ def test_a_local_alias_rebound_is_not_followed(tmp_path: Path) -> None:
         "    return jax.jit(step)\n"
     )
     assert "steps.py" not in _found(tmp_path)
+
+
+def test_a_negative_static_argnum_through_an_alias_counts_from_the_end(tmp_path: Path) -> None:
+    """`ev = eval_step` then `jax.jit(ev, static_argnums=-1)`: `n` is static, so the loop over
+    `range(n)` is unrolled (JLF002), not a traced bound (JLF003)."""
+    (tmp_path / "steps.py").write_text(
+        "import jax.numpy as jnp\n\n\ndef eval_step(state, xs, n):\n    for k in range(n):\n"
+        "        state = jnp.tanh(state * k + xs)\n    return state\n"
+    )
+    (tmp_path / "a.py").write_text("import jax\nfrom steps import eval_step\n\n\ndef main():\n    ev = eval_step\n"
+                                   "    return jax.jit(ev, static_argnums=-1)\n")
+    assert [code for code, _ in _found(tmp_path)["steps.py"]] == ["JLF002"]

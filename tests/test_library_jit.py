@@ -100,10 +100,42 @@ def test_a_project_function_wrapped_by_a_library_jit_in_another_module_is_traced
 
 
 def test_a_module_that_imports_only_the_library_is_checked() -> None:
-    """No `import jax` in the module: the library's `jit` alone makes its functions traced."""
-    source = (
+    """No `import jax` in the module: the `jit` of a library built on JAX (`JAX_LIBRARIES`,
+    brainpy here) makes its functions traced; an unknown library's needs JAX imported beside it."""
+    assert _codes(
         "import fastlib.math as bm\n\n\n@bm.jit\ndef leaky(xs):\n    v = 0.0\n    for x in xs:\n"
+        "        v = 0.5 * v + x\n    return v\n"
+    ) == []
+    source = (
+        "import brainpy.math as bm\n\n\n@bm.jit\ndef leaky(xs):\n    v = 0.0\n    for x in xs:\n"
         "        v = 0.5 * v + x\n    return v\n"
     )
     assert may_have_findings(source)
     assert _codes(source) == ["JLF002"]
+
+
+@pytest.mark.parametrize(
+    "imports, decorator",
+    [
+        ("import thunder\nimport torch", "thunder.jit"),  # another compiler, in a module without JAX
+        ("import cutlass.cute as cute", "cute.jit"),
+    ],
+)
+def test_a_jit_with_nothing_tying_it_to_jax_leaves_the_function_untraced(imports: str, decorator: str) -> None:
+    source = f"{imports}\n\n\n@{decorator}\ndef run(xs, w):\n    h = 0.0\n    for x in xs:\n        h = w * h + x\n    return h\n"
+    assert _codes(source) == []
+
+
+def test_a_projects_own_jit_wrapper_is_read_as_the_project_defines_it(tmp_path: Path) -> None:
+    """`from mypkg._compat import jit` (numba's, or a no-op): the project's own name, not a library's."""
+    (tmp_path / "mypkg").mkdir()
+    (tmp_path / "mypkg" / "__init__.py").write_text("")
+    (tmp_path / "mypkg" / "_compat.py").write_text(
+        "try:\n    from numba import njit as jit\nexcept ImportError:\n    def jit(f):\n        return f\n"
+    )
+    (tmp_path / "mypkg" / "kern.py").write_text(
+        "import jax.numpy as jnp\nfrom mypkg._compat import jit\n\n\n@jit\ndef run(xs):\n    h = 0.0\n"
+        "    for x in xs:\n        h = 0.5 * h + x\n    return h\n"
+    )
+    results = api.check_paths([tmp_path], Settings())
+    assert [d.code for r in results for d in r.diagnostics if d.code in ("JLF001", "JLF002", "JLF003")] == []

@@ -59,3 +59,33 @@ def test_the_lists_hold_one_array_per_step_when_run() -> None:
 def test_a_list_filled_in_a_few_static_steps_stays_a_container() -> None:
     found = _loop_lines(SOURCE.format(steps=3))
     assert sorted(found) == []
+
+
+@pytest.mark.parametrize(
+    "between, loop",
+    [
+        ("    hs = jnp.stack(hs)\n", "    for row in hs:\n        acc = jnp.sin(acc * 0.9 + row)\n"),  # stacked: rows of an array
+        ("    hs = [h, h * 2.0]\n", "    for row in hs:\n        acc = jnp.sin(acc * 0.9 + row)\n"),  # rebound: two items
+    ],
+)
+def test_a_list_rebound_after_the_loop_is_not_per_step(between: str, loop: str) -> None:
+    source = (
+        "import jax\nimport jax.numpy as jnp\n\n\n@jax.jit\ndef f(xs):\n    h = jnp.zeros(3)\n    acc = jnp.zeros(3)\n"
+        "    hs = []\n    for x in xs:\n        h = jnp.tanh(h + x)\n        hs.append(h)\n" + between + loop + "    return acc\n"
+    )
+    found = _loop_lines(source)
+    assert all("a list holding one array per step" not in (d.no_fix_reason or "") + d.message for d in found.values())
+    if "stack" in between:
+        assert found[14].fix is not None  # the loop over the stacked rows keeps its fix
+
+
+def test_a_list_emptied_in_each_step_or_filled_in_a_nested_function_is_not_per_step() -> None:
+    source = (
+        "import jax\nimport jax.numpy as jnp\n\n\n@jax.jit\ndef f(xs, p):\n    total = 0.0\n    for x in xs:\n"
+        "        norms = []\n        for name in ('w', 'b'):\n            norms.append(jnp.sum(p * x))\n"
+        "        total = total + norms[0]\n    out = [n * 2.0 for n in norms]\n\n"
+        "    def body(y):\n        parts = []\n        for k in range(40):\n            parts.append(jnp.sin(y * k))\n        return parts\n\n"
+        "    parts = [body(xs[0]), body(xs[1])]\n    return total, out, [q[0] * 2.0 for q in parts]\n"
+    )
+    found = _loop_lines(source)
+    assert all("a list holding one array per step" not in d.message for d in found.values()), [d.message for d in found.values()]

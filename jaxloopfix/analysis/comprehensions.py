@@ -38,7 +38,7 @@ from jaxloopfix.analysis.containers import _shape_arguments, string_from
 from jaxloopfix.analysis.loops import IterationAnalyzer, TripCount
 from jaxloopfix.analysis.names import parameters
 from jaxloopfix.analysis.planner import untraced_branch_of
-from jaxloopfix.analysis.per_step_lists import filled_per_step, iterated_names
+from jaxloopfix.analysis.per_step_lists import PerStepLists, iterated_names
 from jaxloopfix.analysis.source import ParsedModule, descendants, shorten
 from jaxloopfix.analysis.traced import TracedFunction
 from jaxloopfix.analysis.value_kinds import ARRAY, CONTAINER, SHAPE, STATIC, TRACED, ValueKinds, for_clauses
@@ -229,16 +229,16 @@ class ComprehensionJudge:
     def per_step_list(self, comp: cst.BaseComp, clause: cst.CompFor) -> Decision | None:
         """`[z / 2 + x / 2 for z, x in zip(exp_z, exp_x)]` after a reported loop appended one
         array per step to each list (`per_step_lists`): a step per unrolled step."""
-        held = filled_per_step(self.parsed, self.traced.node, self.kinds, self.reported_loop, clause.iter, comp)
+        held = self._per_step_lists.filled(clause.iter, comp)
         return ("reported", held) if held is not None else None
 
+    @cached_property
+    def _per_step_lists(self) -> PerStepLists:
+        return PerStepLists(self.parsed, self.traced.node, lambda: self.kinds, self.reported_loop)
+
     def _per_step_list(self, clause: cst.CompFor) -> bool:
-        """Cheap screen for `per_step_list`: it iterates a name some reported loop appends to."""
-        names = {n.value for n in iterated_names(self.parsed, clause.iter)}
-        return bool(names) and any(
-            isinstance(n, cst.Attribute) and n.attr.value == "append" and isinstance(n.value, cst.Name) and n.value.value in names
-            for n in descendants(self.traced.node.body)
-        )
+        """Cheap screen for `per_step_list`: it iterates a name some loop of the function appends to."""
+        return any(n.value in self._per_step_lists.appended_names for n in iterated_names(self.parsed, clause.iter))
 
     def few_steps(self, comp: cst.BaseComp, clause: cst.CompFor) -> Decision | None:
         """`[f(x, k) for k in range(3)]`: a few static steps (fewer than `min-trip-count`)."""

@@ -21,6 +21,7 @@ from jaxloopfix.analysis.cross_module import ModuleSite
 from jaxloopfix.analysis.declared_types import class_attribute
 from jaxloopfix.analysis.helper_structure import AXIS_PARAMETERS, parse_function, positional_parameters, reads_window, structural_use
 from jaxloopfix.analysis.host_libraries import computes_on_host
+from jaxloopfix.analysis.partials import PARTIAL
 from jaxloopfix.analysis.names import block_flow, discards_result, parameters, stored_names
 from jaxloopfix.analysis.slice_width import width_varies
 from jaxloopfix.analysis.source import ParsedModule, descendants, shorten
@@ -836,7 +837,7 @@ class ContainerEvidence:
                 continue
             target, args = node.func, list(node.args)
             if unwrap_partial and isinstance(target, (cst.Name, cst.Attribute)) \
-                    and self.parsed.qualified_name(target) == "functools.partial" and args:
+                    and self.parsed.qualified_name(target) in PARTIAL and args:
                 target, args = args[0].value, args[1:]  # `partial(f, a)` binds `a` to f's first parameter
             elif not unwrap_partial and not isinstance(target, (cst.Name, cst.Attribute)):
                 continue

@@ -3,10 +3,13 @@
 Libraries built on JAX re-export its compiler under their own name (`brainpy.math.jit`,
 `brainstate.compile.jit`, `trax.fastmath.jit`), often with the same `static_argnums` and
 `static_argnames`: a function they wrap runs traced, as under `jax.jit`. A `jit` of an
-imported package is taken as one, unless the package compiles for another runtime
-(`numba.jit`, `torch.jit`), is JAX itself (whose transforms `traced.TRACING_TRANSFORMS` names
-exactly) or selects its backend at run time (tensorcircuit's `backend.jit`, which
-`backend_objects` decides). Kept free of libcst: the prefilter asks it before any parse.
+imported package (not the project's own) is taken as one when something ties it to JAX: the
+module imports JAX as well, or the package is one of `JAX_LIBRARIES`. Never when the package
+compiles for another runtime (`numba.jit`, `torch.jit`), is JAX itself (whose transforms
+`traced.TRACING_TRANSFORMS` names exactly) or selects its backend at run time (tensorcircuit's
+`backend.jit`, which `backend_objects` decides). Other compilers named `jit` (thunder, CuTe,
+codon) live in modules that do not import JAX. Kept free of libcst: the prefilter asks it
+before any parse.
 
 Cases: `tests/test_library_jit.py`.
 """
@@ -24,6 +27,8 @@ OTHER_COMPILERS = HOST_COMPILERS | frozenset(
 )
 # Libraries whose backend object is JAX's only once JAX is selected (`backend_objects`).
 MULTI_BACKEND = frozenset({"tensorcircuit"})
+# Libraries built on JAX whose `jit` is JAX's even in a module that does not import JAX itself.
+JAX_LIBRARIES = frozenset({"brainpy", "brainstate", "trax", "netket", "jax_md", "objax", "equinox", "flax"})
 
 
 def library_jit(qname: str | None, known: frozenset[str] = frozenset()) -> bool:

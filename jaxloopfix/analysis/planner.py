@@ -17,7 +17,7 @@ from libcst.metadata import GlobalScope
 from jaxloopfix.analysis.array_fields import array_fields
 from jaxloopfix.analysis.arrays import ArrayFacts
 from jaxloopfix.analysis.body import body_refusal
-from jaxloopfix.analysis.per_step_lists import filled_per_step
+from jaxloopfix.analysis.per_step_lists import PerStepLists
 from jaxloopfix.analysis.containers import BOUND_TO_CONTAINER, KEEPS_NOTHING, NAMED_STRUCTURE, NO_ARRAY_OPERATION, SELECTS_ITEMS, ContainerEvidence, _constructor, _own_descendants, string_from, array_rows_call
 from jaxloopfix.analysis.cross_module import ModuleSite
 from jaxloopfix.analysis.dataflow import LoopDataflow, appended_list, contains
@@ -565,10 +565,12 @@ class LoopPlanner:
         return evidence
 
     def filled_per_step(self, iterable: cst.BaseExpression, node: cst.CSTNode) -> str | None:
-        """`per_step_lists.filled_per_step` for this function, with the loops decided so far."""
-        return filled_per_step(
-            self.parsed, self.traced.node, self.kinds, lambda f: self.decisions.get(f, ("",))[0] == "reported", iterable, node
-        )
+        """`per_step_lists` for this function, with the loops decided so far."""
+        return self._per_step_lists.filled(iterable, node)
+
+    @cached_property
+    def _per_step_lists(self) -> PerStepLists:
+        return PerStepLists(self.parsed, self.traced.node, lambda: self.kinds, lambda f: self.decisions.get(f, ("",))[0] == "reported")
 
     def _numeric_steps(self, loop: cst.For) -> int:
         """How many steps a loop takes over a literal list or tuple of numbers (a polynomial's or a

@@ -29,8 +29,9 @@ from jaxloopfix.analysis.framework_classes import NOT_LAYERS
 from jaxloopfix.analysis.helper_structure import parse_function, traces_parameter
 from jaxloopfix.analysis.library_methods import LIBRARY_METHODS
 from jaxloopfix.analysis.backend_objects import BACKEND_ENTRIES, BACKEND_LIBRARIES, backend_transforms
-from jaxloopfix.analysis.library_jits import HOST_COMPILERS, LIBRARY_JIT_NAMES, library_jit
+from jaxloopfix.analysis.library_jits import HOST_COMPILERS, JAX_LIBRARIES, LIBRARY_JIT_NAMES, library_jit
 from jaxloopfix.analysis.partials import PARTIAL
+from jaxloopfix.prefilter import TRACING_ROOTS
 from jaxloopfix.analysis.cross_module import (
     BY_NAME,
     EVERY_BY_NAME,
@@ -532,8 +533,12 @@ class TracedFinder:
         root = expr
         while isinstance(root, cst.Attribute):
             root = root.value
-        bindings = self._bindings(root) if isinstance(root, cst.Name) else None
-        return bool(bindings) and all(isinstance(getattr(a, "node", None), (cst.Import, cst.ImportFrom)) for a in bindings)
+        if not isinstance(root, cst.Name) or (self.site is not None and self.parsed.may_import_from(root.value, self.site.roots)):
+            return False  # a project's own `jit` is resolved as the project defines it
+        bindings = self._bindings(root)
+        if not bindings or not all(isinstance(getattr(a, "node", None), (cst.Import, cst.ImportFrom)) for a in bindings):
+            return False
+        return self.parsed.imports_from(TRACING_ROOTS) or self.parsed.imports_from(JAX_LIBRARIES)
 
     def _chex_variant(self, expr: cst.BaseExpression) -> bool:
         """`self.variant` inside a test method whose chex variants decorator traces (`with_jit`)."""
@@ -2084,7 +2089,7 @@ class TracedFinder:
                 alias = self._imported_alias(expr)
                 if alias is not None:  # `step = partial(train_step, cfg=cfg)`, then `jax.jit(step)`
                     expr, names, bound = alias
-                    nums = {n + bound for n in transform.static_nums if n >= 0} | set(range(bound))
+                    nums = {n + bound if n >= 0 else n for n in transform.static_nums} | set(range(bound))
                     self._external(expr, text, call, True, transform.static_names | names, nums)
                     continue
                 self._external(expr, text, call, True, transform.static_names, transform.static_nums)
