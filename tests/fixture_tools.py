@@ -47,6 +47,16 @@ def fix(text: str, filename: str, *, unsafe: bool = True) -> str:
     return apply_fixes(text, filename, Settings(), unsafe=unsafe)[0]
 
 
+def original_and_fixed(source: str, directory: Path, name: str) -> tuple[ModuleType, ModuleType]:
+    """The source and its one unsafe fix (a `lax.scan` rewrite), each written and imported, to
+    run both on JAX."""
+    fixed, _, count = apply_fixes(source, "m.py", Settings(), unsafe=True)
+    assert count == 1 and "lax.scan" in fixed
+    (directory / f"{name}_a.py").write_text(source, encoding="utf-8")
+    (directory / f"{name}_b.py").write_text(fixed, encoding="utf-8")
+    return load_module(directory / f"{name}_a.py", f"{name}_a"), load_module(directory / f"{name}_b.py", f"{name}_b")
+
+
 def load_module(path: Path, name: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None

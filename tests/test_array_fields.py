@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from fixture_tools import load_module
+from fixture_tools import original_and_fixed
 from jaxloopfix.config import Settings
-from jaxloopfix.engine import apply_fixes, lint_text
+from jaxloopfix.engine import lint_text
 
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
@@ -25,14 +25,9 @@ def _loops(source: str):
 
 
 def test_rewrite_of_a_loop_over_an_array_field_computes_the_same(tmp_path: Path) -> None:
-    source = (RECALL / "array_field_range.py").read_text(encoding="utf-8")
-    fixed, _, count = apply_fixes(source, "m.py", Settings(), unsafe=True)
-    assert count == 1 and "lax.scan" in fixed
-    (tmp_path / "a.py").write_text(source, encoding="utf-8")
-    (tmp_path / "b.py").write_text(fixed, encoding="utf-8")
+    original, fixed = original_and_fixed((RECALL / "array_field_range.py").read_text(encoding="utf-8"), tmp_path, "array_field")
     coefficients, w = jnp.array([0.5, -1.0, 2.0, 0.25, 3.0, -0.5]), jnp.linspace(-1.0, 1.0, 7)
-    expected = load_module(tmp_path / "a.py", "array_field_a").evaluate(coefficients, w)
-    actual = load_module(tmp_path / "b.py", "array_field_b").evaluate(coefficients, w)
+    expected, actual = original.evaluate(coefficients, w), fixed.evaluate(coefficients, w)
     assert jnp.allclose(expected, actual, rtol=1e-5, atol=1e-5)
 
 
