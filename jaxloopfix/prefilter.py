@@ -26,6 +26,7 @@ from jaxloopfix.newer_syntax import parse_ast
 from jaxloopfix.ast_walk import child_nodes, walk
 from jaxloopfix.diagnostics import Edit
 from jaxloopfix.analysis.library_jits import JAX_LIBRARIES
+from jaxloopfix.analysis.partials import PARTIAL_NAMES
 from jaxloopfix.rewrite.edits import line_starts, location_of
 from jaxloopfix.text_memo import TextMemo
 
@@ -64,7 +65,7 @@ class SyntaxProblem(Exception):
 def _partial_target(decorator: ast.expr) -> ast.expr:
     """`functools.partial(staged, static_argnums=1)` decorates with `staged`: its first argument."""
     if isinstance(decorator, ast.Call) and decorator.args and isinstance(decorator.func, (ast.Name, ast.Attribute)) \
-            and (decorator.func.id if isinstance(decorator.func, ast.Name) else decorator.func.attr) in ("partial", "Partial"):
+            and (decorator.func.id if isinstance(decorator.func, ast.Name) else decorator.func.attr) in PARTIAL_NAMES:
         return decorator.args[0]
     return decorator
 
@@ -621,21 +622,26 @@ def _import_bindings(imports: list[ast.Import | ast.ImportFrom]) -> dict[str, se
     return bindings
 
 
-def _names_library_jit(imports: list[ast.Import | ast.ImportFrom], attributes: list[ast.Attribute], loaded: set[str]) -> bool:
-    """Whether some expression may name a JAX library's own `jit` (`traced.library_jit`):
-    `bm.jit` after `import brainpy.math as bm`, `jit` after `from brainpy.math import jit`."""
-    from jaxloopfix.analysis.library_jits import library_jit
-
+def _imported_names(imports: list[ast.Import | ast.ImportFrom], attributes: list[ast.Attribute], loaded: set[str]):
+    """Each set of absolute names a loaded import binding, or an attribute read through one, may
+    have (`bm.jit` after `import brainpy.math as bm`: `brainpy.math.jit`)."""
     bindings = _import_bindings(imports)
-    if any(name in loaded and any(library_jit(s) for s in sources) for name, sources in bindings.items()):
-        return True
+    for name, sources in bindings.items():
+        if name in loaded:
+            yield frozenset(sources)  # `from jax import jit as J`, `from brainpy.math import jit`
     for attribute in attributes:
         dotted = _dotted(attribute)
         if dotted is not None:
             head, _, rest = dotted.partition(".")
-            if any(library_jit(f"{source}.{rest}") for source in bindings.get(head, ())):
-                return True
-    return False
+            yield frozenset(f"{source}.{rest}" for source in bindings.get(head, ()))
+
+
+def _names_library_jit(imports: list[ast.Import | ast.ImportFrom], attributes: list[ast.Attribute], loaded: set[str]) -> bool:
+    """Whether some expression may name a JAX library's own `jit` (`library_jits.library_jit`):
+    `bm.jit` after `import brainpy.math as bm`, `jit` after `from brainpy.math import jit`."""
+    from jaxloopfix.analysis.library_jits import library_jit
+
+    return any(library_jit(n) for names in _imported_names(imports, attributes, loaded) for n in names)
 
 
 def _names_an_entry(imports: list[ast.Import | ast.ImportFrom], attributes: list[ast.Attribute], loaded: set[str]) -> bool:
@@ -652,19 +658,10 @@ def _names_an_entry(imports: list[ast.Import | ast.ImportFrom], attributes: list
     from jaxloopfix.analysis.library_jits import library_jit
     from jaxloopfix.analysis.traced import ENTRY_NAMES
 
-    bindings = _import_bindings(imports)
-    for name, sources in bindings.items():
-        if name in loaded and (with_public(frozenset(sources)) & ENTRY_NAMES or any(library_jit(s) for s in sources)):
-            return True  # `from jax import jit as J`, `from flax.linen import Module`, `from brainpy.math import jit`
-    for attribute in attributes:
-        dotted = _dotted(attribute)
-        if dotted is None:
-            continue
-        head, _, rest = dotted.partition(".")
-        named = frozenset(f"{source}.{rest}" for source in bindings.get(head, ()))
-        if not with_public(named).isdisjoint(ENTRY_NAMES) or any(library_jit(n) for n in named):
-            return True  # `jax.jit`, `bm.jit`
-    return False
+    return any(
+        not with_public(names).isdisjoint(ENTRY_NAMES) or any(library_jit(n) for n in names)
+        for names in _imported_names(imports, attributes, loaded)
+    )  # `jax.jit`, `from flax.linen import Module`, `bm.jit`
 
 
 def _project_imports(imports: list[ast.Import | ast.ImportFrom], project_roots: frozenset[str]) -> frozenset[str]:
@@ -744,6 +741,7 @@ def _reach(
     aliased: list[ast.Call] = []
     anchors: list[ast.AST] = []
     possible = False
+    aliases_imported: bool | None = None  # `_aliases_imported`, asked at most once
     for call in calls:
         if _mentions(call.func, names):
             anchors.append(call)
@@ -766,7 +764,9 @@ def _reach(
                 if isinstance(arg, ast.Name) and arg is not call.func and arg.id not in functions:
                     flows = True  # `NUTS(model)` with `model = f` or a parameter: any function value
             if flows:
-                if imported and _aliases_imported(found, imported):
+                if imported and aliases_imported is None:
+                    aliases_imported = _aliases_imported(found, imported)
+                if aliases_imported:
                     possible = True  # `step = partial(train_step, cfg=cfg)` with `train_step` imported, then `jax.jit(step)`
                 aliased.append(call)
                 # `lax.scan(cell, ...)` with `cell = Cell()`: the value may be an object, whose `__call__` runs.
@@ -818,7 +818,7 @@ def _aliases_imported(found: _Collected, imported: frozenset[str]) -> bool:
     `partial` of one (a superset: any such binding, whatever name a transform wraps)."""
     return any(isinstance(a.value, ast.Name) and a.value.id in imported for a in found.name_assigns) or any(
         isinstance(c.func, (ast.Name, ast.Attribute)) and (c.func.id if isinstance(c.func, ast.Name) else c.func.attr)
-        in ("partial", "Partial") and c.args and _mentions(c.args[0], imported)
+        in PARTIAL_NAMES and c.args and _mentions(c.args[0], imported)
         for c in found.calls
     )
 

@@ -7,3 +7,5 @@ from __future__ import annotations
 # `jax.partial` is the legacy re-export of `functools.partial` (`@jax.partial(jax.jit, static_argnums=1)`);
 # `jax.tree_util.Partial` is a subclass of it that is a pytree (`@Partial(jax.jit, static_argnames=...)`).
 PARTIAL: frozenset[str] = frozenset({"functools.partial", "jax.partial", "jax.tree_util.Partial"})
+# Their last names, for reading call sites before names are resolved.
+PARTIAL_NAMES: frozenset[str] = frozenset(name.rsplit(".", 1)[1] for name in PARTIAL)

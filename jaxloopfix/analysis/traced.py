@@ -30,7 +30,7 @@ from jaxloopfix.analysis.helper_structure import parse_function, traces_paramete
 from jaxloopfix.analysis.library_methods import LIBRARY_METHODS
 from jaxloopfix.analysis.backend_objects import BACKEND_ENTRIES, BACKEND_LIBRARIES, backend_transforms
 from jaxloopfix.analysis.library_jits import HOST_COMPILERS, JAX_LIBRARIES, LIBRARY_JIT_NAMES, library_jit
-from jaxloopfix.analysis.partials import PARTIAL
+from jaxloopfix.analysis.partials import PARTIAL, PARTIAL_NAMES
 from jaxloopfix.prefilter import TRACING_ROOTS
 from jaxloopfix.analysis.cross_module import (
     BY_NAME,
@@ -909,7 +909,7 @@ class TracedFinder:
         """`partial(func, losses=loss_fn)` in this module, with the arguments it binds: they
         reach `func`'s parameters as a call's do (the rest come when the partial is called)."""
         found: list[tuple[cst.Call, list[cst.Arg]]] = []
-        for call in self._calls_by_name.get("partial", []) + self._calls_by_name.get("Partial", []) + self._partial_attribute_calls:
+        for call in [c for name in PARTIAL_NAMES for c in self._calls_by_name.get(name, [])] + self._partial_attribute_calls:
             if call.args and call.args[0].keyword is None and not call.args[0].star and self._qname_in(call.func, PARTIAL) \
                     and isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == func.name.value \
                     and self.resolve_function(call.args[0].value) is func:
@@ -920,7 +920,7 @@ class TracedFinder:
     def _partial_attribute_calls(self) -> list[cst.Call]:
         """`functools.partial(...)` calls (spelled through a module)."""
         return [n for n in self.parsed.nodes if type(n) is cst.Call and type(n.func) is cst.Attribute
-                and n.func.attr.value in ("partial", "Partial")]
+                and n.func.attr.value in PARTIAL_NAMES]
 
     def _passed_from_other_modules(self, caller: cst.FunctionDef, param: str, position: int) -> list[cst.FunctionDef]:
         """For a parameter of a module-level function: the functions other project modules pass
