@@ -148,8 +148,6 @@ def _comprehensions(context, diagnostics: list[Diagnostic], path: Path, line: in
     out: list[str] = []
     for comp in (n for n in parsed.nodes if isinstance(n, COMPREHENSIONS)):
         func = next((a for a in parsed.ancestors(comp) if isinstance(a, (cst.FunctionDef, cst.Lambda))), None)
-        if not isinstance(func, cst.FunctionDef) or func not in context.traced:
-            continue  # only comprehensions of traced functions' own code are judged
         start, end = parsed.position(comp).start.line, parsed.position(comp).end.line
         shown, first, last = f"{path}:{start}", start, end
         if notebook is not None:
@@ -161,7 +159,21 @@ def _comprehensions(context, diagnostics: list[Diagnostic], path: Path, line: in
         if line is not None and not first <= line <= last:
             continue
         header = f"for {_short(parsed.code(comp.for_in.target), 30)} in {_short(parsed.code(comp.for_in.iter), 40)}"
-        out.append(f"{shown}: {NAMES[type(comp)]} `... {header}` in `{func.name.value}`")
+        if func is None:
+            out.append(f"{shown}: {NAMES[type(comp)]} `... {header}` at module level")
+            out.append("  not reported: module-level code runs once, on the host, outside any trace")
+            continue
+        where = f"`{func.name.value}`" if isinstance(func, cst.FunctionDef) else "a `lambda`"
+        out.append(f"{shown}: {NAMES[type(comp)]} `... {header}` in {where}")
+        if not isinstance(func, cst.FunctionDef):
+            out.append("  not judged: comprehensions inside a `lambda` are not analysed")
+            continue
+        if func not in context.traced:
+            out.append(
+                f"  not reported: `{func.name.value}` is not traced (no transform, framework entry or traced caller "
+                "in the project reaches it)"
+            )
+            continue
         out.append(f"  traced: {context.traced[func].reason}")
         decided = decisions.get(id(comp))
         if decided is None:

@@ -733,6 +733,8 @@ class TracedFinder:
                 method = self._method_value(item, call)
                 if method is not None:
                     found.append((method, {"self"}, taker))
+            elif (bound_method := self._partial_method(item, call)) is not None:
+                found.append((*bound_method, taker))
             elif isinstance(item, (cst.Call, cst.Name)) and (made := self._taken_instance(item, call)) is not None:
                 # `diffrax.ODETerm(Field(w))`, `lax.scan(cell, h, xs)` with `cell = Cell()`: the
                 # library calls the object, so Python runs its class's `__call__` (the instance bound).
@@ -746,6 +748,23 @@ class TracedFinder:
             else:
                 found.extend((func, bound, taker) for func, bound in self._aliased_with_bound(item))
         return found
+
+    def _partial_method(self, expr: cst.BaseExpression, node: cst.CSTNode) -> tuple[cst.FunctionDef, set[str]] | None:
+        """`partial(self.ode, action=u)`: the method Python binds, with the parameters bound
+        (`self`, and those `partial` gives: Python values when the library calls it)."""
+        if not (isinstance(expr, cst.Call) and self._qname_in(expr.func, PARTIAL) and expr.args):
+            return None
+        first = expr.args[0]
+        if first.keyword is not None or first.star or not isinstance(first.value, cst.Attribute) \
+                or any(a.star for a in expr.args[1:]):
+            return None
+        method = self._method_value(first.value, node)
+        if method is None:
+            return None
+        params = [p.name.value for p in (*method.params.posonly_params, *method.params.params)]
+        bound_positional = [a for a in expr.args[1:] if a.keyword is None]
+        bound = set(params[: 1 + len(bound_positional)]) | {"self"}
+        return method, bound | {a.keyword.value for a in expr.args[1:] if a.keyword is not None}
 
     def _taken_instance(self, expr: cst.Call | cst.Name, node: cst.CSTNode) -> tuple[cst.FunctionDef, cst.ClassDef] | None:
         """An instance of a class of this module in a function position of a `_Taker` call (made
@@ -793,6 +812,12 @@ class TracedFinder:
             return []
         out: list[tuple[cst.FunctionDef, set[str]]] = []
         for name in self._definitions(expr, cst.Name):
+            unpacked = self._unpacked(name)  # type: ignore[arg-type]
+            if unpacked is not None:
+                # `p, s = make_density(mus)`: the function the factory returns at that position.
+                if isinstance(unpacked[0].value, cst.Call):
+                    out.extend((func, set()) for func in self._returned_functions(unpacked[0].value, unpacked[1]))
+                continue
             assign = self._assignment(name)  # type: ignore[arg-type]
             if assign is None or len(assign.targets) != 1:
                 continue
@@ -854,10 +879,25 @@ class TracedFinder:
             return []
         return [func for func in self._returned_functions(inner) if func not in self.traced]
 
-    def _returned_functions(self, call: cst.Call) -> list[cst.FunctionDef]:
-        """`make_loss(cfg)`: the functions a factory defines inside itself and returns by name."""
+    def _returned_functions(self, call: cst.Call, position: int | None = None) -> list[cst.FunctionDef]:
+        """`make_loss(cfg)`: the functions a factory defines inside itself and returns by name
+        (at `position` of the tuple it returns, when the caller unpacks it)."""
         factory = self.resolve_function(call.func)
-        return _returned_by(factory) if factory is not None else []
+        return _returned_by(factory, position) if factory is not None else []
+
+    def _unpacked(self, name: cst.Name) -> tuple[cst.Assign, int] | None:
+        """`p, s = value` with `name` the target at position 1: (the statement, 1); None for any
+        other binding, or when a starred target makes positions unknown."""
+        element = self.parsed.parent(name)
+        targets = self.parsed.parent(element) if isinstance(element, cst.Element) else None
+        holder = self.parsed.parent(targets) if isinstance(targets, (cst.Tuple, cst.List)) else None
+        assign = self.parsed.parent(holder) if isinstance(holder, cst.AssignTarget) else None
+        if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+            return None
+        elements = list(targets.elements)  # type: ignore[union-attr]
+        if any(isinstance(e, cst.StarredElement) for e in elements):
+            return None
+        return assign, next(i for i, e in enumerate(elements) if e is element)
 
     def _imported_factory(self, call: cst.Call, text: str) -> None:
         """`jax.jit(make_step(cfg))` with `make_step` imported from a project module: that module's
@@ -865,19 +905,45 @@ class TracedFinder:
         if self.transform_of(call.func) is None:
             return
         positional = [a.value for a in call.args if a.keyword is None and not a.star]
-        inner = positional[0] if positional else None
-        if not isinstance(inner, cst.Call) or self.resolve_function(inner.func) is not None:
-            return
-        target = self._imported(inner.func) if isinstance(inner.func, (cst.Name, cst.Attribute)) else None
-        if target is None or self.transform_of(inner.func) is not None:
-            return
-        names, nums = _static_args(list(call.args), self._constant)
-        line = self.parsed.call_line(call)
-        reason = f"returned by `{self.parsed.code(inner.func)}`, {text} on line {line} of {self.site.shown or self.parsed.filename}"  # type: ignore[union-attr]
-        self.links.external.append(
-            ExternalTrace(target[0], target[1] + RETURNED, reason, True, frozenset(names), frozenset(nums))
-        )
+        first = positional[0] if positional else None
+        made: list[tuple[cst.Call, int | None]] = [(first, None)] if isinstance(first, cst.Call) else []
+        if isinstance(first, cst.Name):
+            # `loss = make_loss(cfg)` or `p, s = make_density(mus)`, then `jax.grad(loss)`.
+            wrapped = self.wrapped_target(call)
+            made = self._bound_calls(wrapped[0]) if wrapped is not None else []
+        for inner, position in made:
+            if self.resolve_function(inner.func) is not None or self.transform_of(inner.func) is not None:
+                continue
+            target = self._imported(inner.func) if isinstance(inner.func, (cst.Name, cst.Attribute)) else None
+            if target is None:
+                continue
+            names, nums = _static_args(list(call.args), self._constant)
+            line = self.parsed.call_line(call)
+            reason = f"returned by `{self.parsed.code(inner.func)}`, {text} on line {line} of {self.site.shown or self.parsed.filename}"  # type: ignore[union-attr]
+            suffix = RETURNED if position is None else f"{RETURNED}{position}"
+            self.links.external.append(
+                ExternalTrace(target[0], target[1] + suffix, reason, True, frozenset(names), frozenset(nums))
+            )
 
+    def _bound_calls(self, expr: cst.BaseExpression) -> list[tuple[cst.Call, int | None]]:
+        """The calls whose results the bindings of the name `expr` hold (in any branch), with the
+        position each unpacks (`p, s = make(...)`: position 1 for `s`). A binding in the use's own
+        statement (`p = jax.jit(jax.vmap(p))`) is the rebinding, not what the use reads."""
+        found = self._definitions(expr, cst.Name) if isinstance(expr, cst.Name) else []
+        where = next((a for a in self.parsed.ancestors(expr) if isinstance(a, cst.SimpleStatementLine)), None)
+        calls: list[tuple[cst.Call, int | None]] = []
+        for name in found:
+            if where is not None and any(a is where for a in self.parsed.ancestors(name)):
+                continue
+            unpacked = self._unpacked(name)  # type: ignore[arg-type]
+            if unpacked is not None:
+                value, position = unpacked[0].value, unpacked[1]
+            else:
+                assign = self._assignment(name)  # type: ignore[arg-type]
+                value, position = (assign.value if assign is not None and len(assign.targets) == 1 else None), None
+            if isinstance(value, cst.Call):
+                calls.append((value, position))
+        return calls
 
     def _passed_functions(self, expr: cst.Name, depth: int) -> list[cst.FunctionDef]:
         """For a parameter `model` of `run_inference`: the functions (or aliases of them) that
@@ -2147,7 +2213,7 @@ class TracedFinder:
         """Seed what other modules trace here (a re-export passes the seed on)."""
         assert self.site is not None
         for seed in self.site.seeds:
-            if seed.name.endswith(RETURNED):
+            if RETURNED in seed.name:
                 self._apply_returned_seed(seed)
                 continue
             if "." in seed.name:
@@ -2175,15 +2241,15 @@ class TracedFinder:
     def _apply_returned_seed(self, seed: TraceSeed) -> None:
         """A seed `make_step()`: another module transforms what `make_step` returns here, the
         functions it defines and returns by name (a re-export passes the seed on)."""
-        name = seed.name.removesuffix(RETURNED)
+        name, _, at = seed.name.partition(RETURNED)
         factory = self._module_function(name)
         if factory is None:
             source = self._reexported(name)
             if source is not None:
                 self.links.external.append(ExternalTrace(
-                    source[0], source[1] + RETURNED, seed.reason, seed.transformed, seed.static_names, seed.static_nums))
+                    source[0], source[1] + RETURNED + at, seed.reason, seed.transformed, seed.static_names, seed.static_nums))
             return
-        for func in _returned_by(factory):
+        for func in _returned_by(factory, int(at) if at.isdigit() else None):
             if func not in self.traced:
                 self._mark(func, seed.reason, _Transform("", set(seed.static_names), set(seed.static_nums)))
 
@@ -2607,18 +2673,28 @@ def _mro(cls: cst.ClassDef, classes: dict[str, cst.ClassDef]) -> list[cst.ClassD
                 pending.append(classes[value.value])
     return order
 
-def _returned_by(factory: cst.FunctionDef) -> list[cst.FunctionDef]:
-    """The functions `factory` defines in its own body and returns by name."""
+def _returned_by(factory: cst.FunctionDef, position: int | None = None) -> list[cst.FunctionDef]:
+    """The functions `factory` defines in its own body and returns by name: `return loss`, or
+    with `position`, the name at that position of a returned tuple (`return p, b, s`)."""
     inner = {
         s.name.value: s for s in factory.body.body if isinstance(s, cst.FunctionDef)
     } if isinstance(factory.body, cst.IndentedBlock) else {}
-    return [
-        inner[node.value.value] for node in descendants(factory)
-        if isinstance(node, cst.Return) and isinstance(node.value, cst.Name) and node.value.value in inner
-    ]
+    found: list[cst.FunctionDef] = []
+    for node in descendants(factory):
+        if not isinstance(node, cst.Return) or node.value is None:
+            continue
+        value = node.value
+        if position is not None:
+            items = value.elements if isinstance(value, (cst.Tuple, cst.List)) else ()
+            plain = [e for e in items if not isinstance(e, cst.StarredElement)]
+            value = items[position].value if len(plain) == len(items) and position < len(items) else None
+        if isinstance(value, cst.Name) and value.value in inner and inner[value.value] not in found:
+            found.append(inner[value.value])
+    return found
 
 
-# A seed's name suffix: trace what the named factory returns, not the factory itself.
+# A seed's name suffix: trace what the named factory returns, not the factory itself; a
+# position after it (`make_pair()1`) names the function at that position of a returned tuple.
 RETURNED = "()"
 
 

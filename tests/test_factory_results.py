@@ -1,0 +1,164 @@
+"""Functions a factory defines and returns run traced when the caller transforms what it got back:
+`loss = make_loss(cfg)` and `p, s = make_density(mus)` (the function at the position the caller
+unpacks, not its siblings), in the factory's module or another, also after the caller rebinds the
+name (`p = jax.jit(jax.vmap(p))`). A method given to a library through `partial(self.ode, u=u)`
+runs as the bound method. Running the checked code shows each reported loop really runs on
+tracers and each clean one does not."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from jaxloopfix import api
+from jaxloopfix.config import Settings
+
+pytest.importorskip("jax")
+
+FACTORY = '''
+import jax.numpy as jnp
+
+SEEN = {}
+
+
+def make_density(mus):
+    def normaliser(z):
+        total = jnp.zeros_like(z)
+        for mu in mus:
+            SEEN["normaliser"] = type(z).__name__
+            total = total + jnp.exp(-(z - mu) ** 2)
+        return total
+
+    def density(z):
+        total = jnp.zeros_like(z)
+        for mu in mus:
+            SEEN["density"] = type(z).__name__
+            total = total + jnp.exp(-(z - mu) ** 2)
+        return total
+
+    return normaliser, density
+
+
+def make_loss(xs):
+    def loss(w):
+        total = 0.0
+        for x in xs:
+            SEEN["loss"] = type(w).__name__
+            total = total + jnp.sum(w * x) ** 2
+        return total
+
+    return loss
+'''
+
+CALLERS = {
+    "unpacked": '''
+        import jax
+        import jax.numpy as jnp
+        from {module} import make_density
+
+        def main():
+            normaliser, density = make_density(jnp.arange(6.0))
+            density = jax.jit(jax.vmap(density))
+            print(normaliser(jnp.ones(2)))
+            return density(jnp.ones((3, 2)))
+    ''',
+    "bound once": '''
+        import jax
+        import jax.numpy as jnp
+        from {module} import make_loss
+
+        def main():
+            loss = make_loss(jnp.ones((6, 2)))
+            return jax.grad(loss)(jnp.ones(2))
+    ''',
+}
+
+TRACED = {"unpacked": ("density",), "bound once": ("loss",)}
+
+
+def _run(root: Path, args: str = "") -> dict[str, str]:
+    """What each function's loop saw when the caller ran: `{function: type of its argument}`."""
+    code = f"import json, caller, factory; caller.main({args}); print(json.dumps(factory.SEEN))"
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return __import__("json").loads(done.stdout.strip().splitlines()[-1])
+
+
+def _reported(root: Path) -> set[str]:
+    """The functions whose loops `check` reports, over the whole tree."""
+    found: set[str] = set()
+    for result in api.check_paths([root], Settings()):
+        assert not result.errors, result.errors
+        found |= {d.message.split("traced function `", 1)[1].split("`", 1)[0] for d in result.diagnostics
+                  if d.code in ("JLF001", "JLF002")}
+    return found
+
+
+@pytest.mark.parametrize("form", sorted(CALLERS))
+@pytest.mark.parametrize("where", ["another module", "same module"])
+def test_the_function_a_factory_returns_runs_traced(tmp_path: Path, form: str, where: str) -> None:
+    if where == "another module":
+        (tmp_path / "factory.py").write_text(FACTORY.lstrip())
+        (tmp_path / "caller.py").write_text(textwrap.dedent(CALLERS[form].format(module="factory")).lstrip())
+    else:
+        caller = textwrap.dedent(CALLERS[form]).split("\n")
+        body = "\n".join(line for line in caller if not line.startswith("from {module}"))
+        (tmp_path / "factory.py").write_text(FACTORY.lstrip() + "\n" + body)
+        (tmp_path / "caller.py").write_text("from factory import main\n")
+    seen = _run(tmp_path)
+    ran_traced = {name for name, kind in seen.items() if "Tracer" in kind}
+    assert ran_traced == set(TRACED[form])
+    assert _reported(tmp_path) == ran_traced
+
+
+def test_a_name_bound_in_branches_names_what_each_binding_returns(tmp_path: Path) -> None:
+    """`loss` bound from one factory in one branch and from another in the other: the transform
+    traces whichever ran, so the functions both return are traced (the siblings are not)."""
+    (tmp_path / "factory.py").write_text(FACTORY.lstrip())
+    (tmp_path / "caller.py").write_text(textwrap.dedent('''
+        import jax
+        import jax.numpy as jnp
+        from factory import make_density, make_loss
+
+        def main(fast):
+            if fast:
+                normaliser, loss = make_density(jnp.arange(6.0))
+            else:
+                loss = make_loss(jnp.ones((6, 2)))
+            return jax.grad(lambda w: jnp.sum(loss(w)))(jnp.ones(2)) if fast else jax.grad(loss)(jnp.ones(2))
+    ''').lstrip())
+    ran = {name for args in ("True", "False") for name, kind in _run(tmp_path, args).items() if "Tracer" in kind}
+    assert ran == {"density", "loss"}
+    assert _reported(tmp_path) == ran
+
+
+def test_a_method_given_to_a_library_through_partial_runs_bound(tmp_path: Path) -> None:
+    """`lax.scan(partial(self.step, scale=s), ...)`: the library calls the bound method with the
+    remaining arguments, under the caller's trace."""
+    (tmp_path / "model.py").write_text(textwrap.dedent('''
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        SEEN = {}
+
+        class Filter:
+            def step(self, h, x, scale):
+                SEEN["step"] = type(h).__name__
+                for i in range(x.shape[0]):
+                    h = scale * h + x[i]
+                return h, h
+
+            @partial(jax.jit, static_argnums=0)
+            def run(self, h, xs):
+                return jax.lax.scan(partial(self.step, scale=0.5), h, xs)
+    ''').lstrip())
+    code = "import json, jax.numpy as jnp, model; model.Filter().run(jnp.zeros(2), jnp.ones((3, 6, 2))); print(json.dumps(model.SEEN))"
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "Tracer" in __import__("json").loads(done.stdout.strip().splitlines()[-1])["step"]
+    assert _reported(tmp_path) == {"step"}
