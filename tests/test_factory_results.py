@@ -162,3 +162,44 @@ def test_a_method_given_to_a_library_through_partial_runs_bound(tmp_path: Path) 
     assert done.returncode == 0, done.stderr
     assert "Tracer" in __import__("json").loads(done.stdout.strip().splitlines()[-1])["step"]
     assert _reported(tmp_path) == {"step"}
+
+
+def test_a_function_defined_in_each_branch_is_the_one_its_branch_transforms(tmp_path: Path) -> None:
+    """`def sim(k)` in both branches of an `if`: `jax.vmap(sim)` in a branch traces the `def`
+    Python ran last before it, the one in its own branch."""
+    (tmp_path / "model.py").write_text(textwrap.dedent('''
+        import jax
+        import jax.numpy as jnp
+
+        SEEN = {}
+
+        def rates(k, n):
+            SEEN["rates"] = type(k).__name__
+            out = jnp.zeros(n)
+            for i in range(n):
+                out = out.at[i].set(jnp.sin(k * i) + out[i - 1])
+            return out
+
+        def curves(k, n):
+            SEEN["curves"] = type(k).__name__
+            out = jnp.zeros(n)
+            for i in range(n):
+                out = out.at[i].set(jnp.cos(k * i) + out[i - 1])
+            return out
+
+        def simulate(keys, kind):
+            if kind == "rates":
+                def sim(k):
+                    return rates(k, 8)
+                return jax.vmap(sim)(keys)
+            else:
+                def sim(k):
+                    return curves(k, 8)
+                return sim(keys[0])
+    ''').lstrip())
+    code = "import json, jax.numpy as jnp, model; model.simulate(jnp.ones(3), 'rates'); model.simulate(jnp.ones(3), 'curves'); print(json.dumps(model.SEEN))"
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    seen = __import__("json").loads(done.stdout.strip().splitlines()[-1])
+    assert {name for name, kind in seen.items() if "Tracer" in kind} == {"rates"}
+    assert _reported(tmp_path) == {"rates"}

@@ -359,7 +359,7 @@ class ComprehensionJudge:
         array, or a `range` whose index subscripts a value in the element (see `indexed_reads`),
         or a `range` whose steps a stacking call makes rows of (see `stacked_rows`)."""
         sources = _sources(self.parsed, clause.iter)
-        if sources and all(self.iterations.facts.is_array(source) for source in sources):
+        if sources and all(self.iterations.facts.is_array(source) or self._axis_long(source) for source in sources):
             return True
         trip = self._range_trip(clause.iter)
         if trip is None:
@@ -455,9 +455,16 @@ class ComprehensionJudge:
         return None
 
     def _array_sources(self, clause: cst.CompFor) -> list[cst.BaseExpression]:
-        """What the clause steps over the rows of, when every source is an array (else none)."""
+        """What the clause steps over the rows of, when every source is an array, or a `range`
+        as long as an array axis zipped with one (`zip(seq, range(len(seq)))`), else none."""
         sources = _sources(self.parsed, clause.iter)
-        return sources if sources and all(self._array(source) for source in sources) else []
+        arrays = [source for source in sources if self._array(source)]
+        return arrays if arrays and all(s in arrays or self._axis_long(s) for s in sources) else []
+
+    def _axis_long(self, source: cst.BaseExpression) -> bool:
+        """A `range` as long as an array axis (`range(len(xs))`, `range(x.shape[0])`)."""
+        trip = self._range_trip(source)
+        return trip is not None and trip.kind == "shape"
 
     def _array(self, expr: cst.BaseExpression) -> bool:
         """Both analyses agree `expr` is one array (a traced argument only with array evidence)."""

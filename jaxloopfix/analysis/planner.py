@@ -27,6 +27,8 @@ from jaxloopfix.analysis.loops import Iteration, IterationAnalyzer, TripCount, m
 from jaxloopfix.analysis.names import Flow, assigned_names, block_flow, loads, parameters, stored_names
 from jaxloopfix.analysis.plan import Accumulator, Carry, LoopPlan, Sequence
 from jaxloopfix.analysis.source import ParsedModule, descendants, shorten
+from jaxloopfix.analysis.step_values import traced_in_step
+from jaxloopfix.analysis.step_values import value_names as _value_names
 from jaxloopfix.analysis.traced import TracedFunction
 from jaxloopfix.analysis.value_kinds import ADDS, ARRAY, COMBINATIONS, CONTAINER, SHAPE, TRACED, UNKNOWN, Kind, ValueKinds, python_annotation_kind
 
@@ -295,9 +297,13 @@ class LoopPlanner:
             or self._module_call(b.loop)
             or self._traced_condition(
                 b.loop,
-                set(b.element_names)
-                | {self.parsed.code(s.array) for s in plan.sequences}
-                | ({iteration.index} if iteration.index else set()),
+                traced_in_step(
+                    b.loop.body,
+                    set(b.element_names)
+                    | {self.parsed.code(s.array) for s in plan.sequences}
+                    | ({iteration.index} if iteration.index else set())
+                    | (b.flow.read_first & b.flow.assigned),
+                ),
                 plan,
                 carried=b.flow.read_first & b.flow.assigned,
             )
@@ -1583,27 +1589,6 @@ def _index_axis(node: cst.Subscript, index: str) -> int | None:
     return axis
 
 
-
-
-def _value_names(expr: cst.BaseExpression) -> list[cst.Name]:
-    """Names an expression reads as values: not through `.shape`/`.ndim`/`.dtype`/`.size` or `len()`."""
-    names: list[cst.Name] = []
-
-    class Walk(cst.CSTVisitor):
-        def visit_Attribute(self, node: cst.Attribute) -> bool:
-            if node.attr.value in {"shape", "ndim", "dtype", "size"}:
-                return False
-            node.value.visit(self)
-            return False
-
-        def visit_Call(self, node: cst.Call) -> bool:
-            return not (isinstance(node.func, cst.Name) and node.func.value in {"len", "isinstance"})
-
-        def visit_Name(self, node: cst.Name) -> None:
-            names.append(node)
-
-    expr.visit(Walk())
-    return names
 
 
 def _rebinds(node: cst.BaseComp, name: str) -> bool:

@@ -610,9 +610,21 @@ class TracedFinder:
         return target, transform
 
     def resolve_function(self, expr: cst.BaseExpression) -> cst.FunctionDef | None:
-        """The FunctionDef a Name refers to in this module, if exactly one."""
+        """The FunctionDef a Name refers to in this module: the one definition, or of several
+        (`def sim_fn` in each branch of an `if`), the one that reaches the use."""
         found = self._definitions(expr, cst.FunctionDef)
+        if len(found) > 1:
+            found = self._reaching_definitions(found, expr)
         return found[0] if len(found) == 1 else None  # type: ignore[return-value]
+
+    def _reaching_definitions(self, found: list[cst.CSTNode], use: cst.BaseExpression) -> list[cst.CSTNode]:
+        """Of several `def`s of one name in a scope, the one Python runs last before `use`: among
+        those in a block that holds the use (the use's branch, or a block around it) and written
+        before it, the latest. None when no such `def` exists (the use may read any of them)."""
+        enclosing = {id(a) for a in self.parsed.ancestors(use)}
+        line = self.parsed.position(use).start.line
+        before = [d for d in found if id(self.parsed.parent(d)) in enclosing and self.parsed.position(d).end.line < line]
+        return sorted(before, key=lambda d: self.parsed.position(d).start.line)[-1:]
 
     def resolve_class(self, expr: cst.BaseExpression) -> cst.ClassDef | None:
         """The ClassDef a Name refers to in this module, if exactly one."""
