@@ -133,8 +133,13 @@ def check_source(
         if not fix:
             from jaxloopfix.notebook import lint_notebook_module
 
-            linted = lint_notebook_module(source.text, filename, settings)
+            left_out: dict[int, str] = {}
+            linted = lint_notebook_module(source.text, filename, settings, left_out=left_out)
             result.diagnostics, result.links, result.parsed = linted.diagnostics, linted.links, True
+            result.warnings += [
+                FileError(filename, f"cell {index + 1} does not parse ({why}); the other cells were checked without it")
+                for index, why in sorted(left_out.items())
+            ]
             return result
         if not fix:
             result.diagnostics = lint(source.text, filename, settings)

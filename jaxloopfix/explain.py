@@ -39,7 +39,7 @@ def explain(path: Path, line: int | None, settings: Settings, given: list[Path] 
     A notebook is analysed as `check` analyses it, its code cells joined; its loops are named
     by cell and line, and `line` is a line of `cell` (every cell's when `cell` is None)."""
     from jaxloopfix import api
-    from jaxloopfix.engine import ALL_RULES, is_suppressed, parse
+    from jaxloopfix.engine import ALL_RULES, ParseError, is_suppressed, parse
     from jaxloopfix.files import read_source
     from jaxloopfix.rules.base import FileContext
 
@@ -47,12 +47,26 @@ def explain(path: Path, line: int | None, settings: Settings, given: list[Path] 
     settings = api.project_settings(path, source.text, settings, given=given)
     text = source.text
     notebook = None
+    notes: list[str] = []
     if path.suffix == ".ipynb":
         from jaxloopfix.notebook import Notebook
 
         notebook = Notebook(source.text)
+        broken = {}
+        try:
+            parse(notebook.module, str(path))
+        except ParseError:
+            broken = notebook.broken_cells()  # left out, as `check` leaves them out
+        if broken:
+            notebook = Notebook(source.text, left_out=frozenset(broken))
+            notes = [f"{path}: cell {i + 1} does not parse ({why}); left out, as `check` leaves it out"
+                     for i, why in sorted(broken.items())]
         text = notebook.module
-    parsed = parse(text, str(path))
+    try:
+        parsed = parse(text, str(path))
+    except ParseError as exc:
+        where = f" (line {exc.row})" if exc.row else ""
+        return f"{path}: cannot parse{where}: {exc.message}; `check` reports the same and analyses nothing in it"
     context = FileContext(parsed, settings)
     diagnostics: list[Diagnostic] = []
     for rule in ALL_RULES:
@@ -61,7 +75,7 @@ def explain(path: Path, line: int | None, settings: Settings, given: list[Path] 
     context.loop_plans  # noqa: B018 - fills `decisions`
     decisions = {id(loop): (rule, evidence) for loop, rule, evidence in context.decisions}
     traced = context.traced
-    out: list[str] = []
+    out: list[str] = list(notes)
     for loop in (n for n in parsed.nodes if type(n) is cst.For):
         start = parsed.position(loop).start.line
         end = parsed.position(loop).end.line
@@ -131,7 +145,7 @@ def explain(path: Path, line: int | None, settings: Settings, given: list[Path] 
         elif diagnostic.no_fix_reason:
             out.append(f"  no fix: {diagnostic.no_fix_reason}")
     out.extend(_comprehensions(context, diagnostics, path, line, notebook, cell))
-    if not out:
+    if len(out) == len(notes):
         where = f" at line {line}" if line is not None else ""
         where += f" of cell {cell}" if cell is not None else ""
         out.append(f"{path}: no `for` loop or comprehension{where}")

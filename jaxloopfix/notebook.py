@@ -19,7 +19,9 @@ from jaxloopfix.engine import ModuleLint, ParseError, apply_fixes, lint_module, 
 
 MARKER = "# jaxloopfix-cell-boundary {index}"
 MARKER_RE = re.compile(r"^# jaxloopfix-cell-boundary (\d+)\r?\n?$")
-MAGIC = re.compile(r"^\s*(%|!|\?)")
+# A line magic, a shell escape or help (`%timeit f(x)`, `!pip install x`, `?jnp.dot`), or one whose
+# output IPython assigns (`t = %timeit -o f(x)`, `files = !ls`): none of them is Python.
+MAGIC = re.compile(r"^\s*(%|!|\?|[A-Za-z_][\w.]*(\s*,\s*[A-Za-z_][\w.]*)*\s*=\s*[%!])")
 PLACEHOLDER = "#jaxloopfix-magic:"
 PASS = "pass  " + PLACEHOLDER
 
@@ -79,7 +81,9 @@ def _restore_magics(text: str) -> str:
 
 
 class Notebook:
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, left_out: frozenset[int] = frozenset()) -> None:
+        """`left_out`: indexes of code cells analysed as comments (cells that do not parse),
+        their text kept as it is."""
         try:
             self.data = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -94,6 +98,8 @@ class Notebook:
             if not isinstance(cell, dict) or cell.get("cell_type") != "code":
                 continue
             source = _hide_magics(_cell_text(cell))
+            if index in left_out:
+                source = "".join(PLACEHOLDER + line for line in source.splitlines(keepends=True))
             if source and not source.endswith("\n"):
                 source += "\n"
             parts.append(MARKER.format(index=index) + "\n")
@@ -103,6 +109,19 @@ class Notebook:
             parts.append(source)
             row += count
         self.module = "".join(parts)
+
+    def broken_cells(self) -> dict[int, str]:
+        """{cell index: why} for the code cells that do not parse on their own (LaTeX or prose
+        typed into a code cell, a half-written statement): what `check` leaves out."""
+        from jaxloopfix.engine import ParseError, parse
+
+        broken: dict[int, str] = {}
+        for cell in self.cells:
+            try:
+                parse(cell.source, "cell")
+            except ParseError as exc:
+                broken[cell.index] = exc.message
+        return broken
 
     def cell_of(self, row: int) -> _Cell | None:
         for cell in self.cells:
@@ -172,12 +191,22 @@ def lint_notebook(text: str, filename: str, settings: Settings) -> list[Diagnost
     return lint_notebook_module(text, filename, settings).diagnostics
 
 
-def lint_notebook_module(text: str, filename: str, settings: Settings) -> ModuleLint:
-    """Diagnostics mapped to their cells, and what the notebook's traced code reaches in project modules."""
+def lint_notebook_module(text: str, filename: str, settings: Settings, *, left_out: dict[int, str] | None = None) -> ModuleLint:
+    """Diagnostics mapped to their cells, and what the notebook's traced code reaches in project modules.
+    With `left_out` (a dict to fill), the cells that do not parse are analysed as comments and
+    recorded there (`check` reads the rest of a notebook); without it the first one raises
+    `CellParseError` (the language server shows it in the cell being typed)."""
     notebook = Notebook(text)
     try:
         linted = lint_module(notebook.module, filename, settings)
     except ParseError as exc:
+        broken = notebook.broken_cells() if left_out is not None else {}
+        if broken:
+            assert left_out is not None
+            left_out.update(broken)
+            notebook = Notebook(text, left_out=frozenset(broken))
+            linted = lint_module(notebook.module, filename, settings)
+            return ModuleLint([notebook.map_diagnostic(d) for d in linted.diagnostics], linted.links)
         cell = notebook.cell_of(exc.row) if exc.row else None
         if cell is not None:
             message = f"cell {cell.index + 1}: {exc.message}"

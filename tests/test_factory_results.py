@@ -203,3 +203,36 @@ def test_a_function_defined_in_each_branch_is_the_one_its_branch_transforms(tmp_
     seen = __import__("json").loads(done.stdout.strip().splitlines()[-1])
     assert {name for name, kind in seen.items() if "Tracer" in kind} == {"rates"}
     assert _reported(tmp_path) == {"rates"}
+
+
+def test_a_lambda_bound_to_a_name_and_called_in_traced_code_runs_what_it_calls(tmp_path: Path) -> None:
+    """`sim = lambda p: simulate(p, n_periods=8)` in a method, then `sim(p)` inside the function
+    it jits: Python calls the lambda under the trace, and with it `simulate` of another module."""
+    (tmp_path / "simulate.py").write_text(textwrap.dedent('''
+        import jax.numpy as jnp
+
+        SEEN = {}
+
+        def simulate(p, n_periods):
+            SEEN["simulate"] = type(p).__name__
+            return jnp.stack([jnp.sin(p * t) for t in range(n_periods)])
+    ''').lstrip())
+    (tmp_path / "model.py").write_text(textwrap.dedent('''
+        import jax
+        from simulate import simulate
+
+        def make(n):
+            sim = lambda p: simulate(p, n_periods=n)
+
+            def solve_and_simulate(p):
+                return sim(p * 2.0)
+
+            return jax.jit(solve_and_simulate)
+    ''').lstrip())
+    code = "import json, jax.numpy as jnp, model, simulate; model.make(8)(jnp.ones(3)); print(json.dumps(simulate.SEEN))"
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "Tracer" in __import__("json").loads(done.stdout.strip().splitlines()[-1])["simulate"]
+    found = [d for r in api.check_paths([tmp_path], Settings()) for d in r.diagnostics if d.code == "JLF001"]
+    assert len(found) == 1 and "`simulate`" in found[0].message
+    assert "called in the `lambda` bound to `sim`" in (found[0].traced_reason or "")

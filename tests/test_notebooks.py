@@ -89,3 +89,44 @@ def test_a_block_of_only_shell_magics_parses_and_the_fix_keeps_them(tmp_path: Pa
     after = json.loads(path.read_text(encoding="utf-8"))
     assert "".join(after["cells"][1]["source"]) == setup
     assert "lax.scan" in "".join(after["cells"][3]["source"])
+
+
+def _with_cells(*extra: tuple[str, str]) -> str:
+    global CELLS
+    saved = CELLS
+    CELLS = [*saved[:2], *extra, *saved[2:]]
+    try:
+        return notebook_text()
+    finally:
+        CELLS = saved
+
+
+def test_a_magic_whose_output_is_assigned_is_not_python(tmp_path: Path, monkeypatch) -> None:
+    """`t = %timeit -o run(x)` and `files = !ls` are IPython, hidden from the parser as other
+    magics are; the loop of the next cell is still found, and the fix writes them back."""
+    timing = "t = %timeit -o run(jnp.ones((5, 3)))\nfiles = !ls\nprint(t.best, files)\n"
+    text = _with_cells(("code", timing))
+    (diagnostic,) = lint_notebook(text, "rnn.ipynb", Settings())
+    assert diagnostic.code == "JLF001"
+    path = tmp_path / "rnn.ipynb"
+    path.write_text(text, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert CliRunner().invoke(main, ["check", "--fix", "--unsafe-fixes", "rnn.ipynb"]).exit_code == 0
+    after = json.loads(path.read_text(encoding="utf-8"))
+    assert "".join(after["cells"][2]["source"]) == timing
+    assert "lax.scan" in "".join(after["cells"][3]["source"])
+
+
+def test_check_leaves_out_a_cell_that_does_not_parse_and_says_so(tmp_path: Path, monkeypatch) -> None:
+    """A code cell holding LaTeX (or a half-written statement) does not parse: `check` analyses
+    the other cells, reports the loop there, and warns which cell it left out; `--explain` agrees."""
+    latex = "\\begin{aligned} h_t &= \\tanh(h_{t-1} + x_t) \\end{aligned}\n"
+    path = tmp_path / "rnn.ipynb"
+    path.write_text(_with_cells(("code", latex)), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    done = CliRunner().invoke(main, ["check", "--no-cache", "rnn.ipynb"])
+    assert done.exit_code == 1, done.output
+    assert "rnn.ipynb:cell 4:5:5: JLF001" in done.output
+    assert "cell 3 does not parse" in done.output and "the other cells were checked without it" in done.output
+    explained = CliRunner().invoke(main, ["check", "--explain", "rnn.ipynb:cell 4:5", "rnn.ipynb"])
+    assert "cell 3 does not parse" in explained.output and "reported: JLF001" in explained.output

@@ -540,7 +540,7 @@ SCALAR_REFUSALS = {
                     xs = xs.at[t].set(0.0)
                 n = n + 1
             return xs
-        """, "control flow on `n < 3` runs in the loop, but in a `lax.scan` step that value is traced"),
+        """, "uses it as a Python value (`n < 3`)"),
     # The step broadcasts the scalar to a row: no scan carry can hold both.
     "broadcast_to_row": ("""
         from jaxtyping import Array, Float32

@@ -297,13 +297,9 @@ class LoopPlanner:
             or self._module_call(b.loop)
             or self._traced_condition(
                 b.loop,
-                traced_in_step(
-                    b.loop.body,
-                    set(b.element_names)
-                    | {self.parsed.code(s.array) for s in plan.sequences}
-                    | ({iteration.index} if iteration.index else set())
-                    | (b.flow.read_first & b.flow.assigned),
-                ),
+                set(b.element_names)
+                | {self.parsed.code(s.array) for s in plan.sequences}
+                | ({iteration.index} if iteration.index else set()),
                 plan,
                 carried=b.flow.read_first & b.flow.assigned,
             )
@@ -444,6 +440,11 @@ class LoopPlanner:
         a refused loop that provably touches no array but does Python-level work, and a carry
         that changes shape over a count that is not a sequence length."""
         plan, iteration, loop = b.plan, b.iteration, b.loop
+        # Last of the step's refusals (those that name the cause more closely come first): a
+        # test on anything the step computes from the index, the slices or the carry.
+        seeds = set(b.element_names) | {self.parsed.code(s.array) for s in plan.sequences}
+        seeds |= ({iteration.index} if iteration.index else set()) | (b.flow.read_first & b.flow.assigned)
+        b.refuse(self._traced_condition(loop, traced_in_step(loop.body, seeds), selected=tuple(plan.selects)))
         if not self._has_array_evidence(iteration.elements, plan, loop):
             plan.unsafe_reasons.append(
                 "nothing the loop reads is proven to be an array, so it may step over Python values; "
@@ -1069,7 +1070,8 @@ class LoopPlanner:
         return any(a.append is not None and self.facts.is_array(a.value) for a in plan.accumulators if a.value is not None)
 
     def _traced_condition(
-        self, loop: cst.For, per_step: set[str], plan: LoopPlan | None = None, carried: set[str] = frozenset()
+        self, loop: cst.For, per_step: set[str], plan: LoopPlan | None = None, carried: set[str] = frozenset(),
+        selected: tuple[cst.If, ...] = (),
     ) -> str | None:
         """A Python `if`/`while` on a per-step value (`if mask[t]:`) fails under any trace: the loop
         is reported, and JLF004's `jnp.where` fix comes first. A step-level `if` on the index whose
@@ -1086,7 +1088,7 @@ class LoopPlanner:
                     kind = _index_select(statement, body[:position], plan.index, per_step, carried)
                     if kind is not None:
                         selects.append((statement, kind))
-        chosen = {id(s) for s, _ in selects}
+        chosen = {id(s) for s, _ in selects} | {id(s) for s in selected}  # `selected`: made `jnp.where`s already
 
         class Walk(cst.CSTVisitor):
             def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:

@@ -842,6 +842,10 @@ class TracedFinder:
                     out.extend(self._aliased_with_bound(value, depth + 1))
                 elif isinstance(value, cst.Call):
                     out.extend((func, set()) for func in self._returned_functions(value))
+                elif isinstance(value, cst.Lambda):
+                    # `sim = lambda p, v: simulate(p, v, cfg)`: calling `sim` (or tracing it) runs what it calls.
+                    why = f"called in the `lambda` bound to `{expr.value}`"
+                    out.extend((func, set()) for func in self._lambda_callees(value, value, why))
         if not out:
             out.extend((func, set()) for func in self._passed_functions(expr, depth))
         return out
