@@ -6,25 +6,63 @@ are taken for layers."""
 
 NOT_LAYERS: dict[str, frozenset[str]] = {
     'flax.linen': frozenset(
-        ['BatchApply', 'DenyList', 'FrozenDict', 'LogicallyPartitioned', 'PARTITION_NAME', 'Partitioned',
-         'Variable']
+        ['AxisMetadata', 'BatchApply', 'DenyList', 'Descriptor', 'DescriptorWrapper', 'FlaxId',
+         'Fp8MetaTyRules', 'FrozenDict', 'InstancePlaceholder', 'InterceptorContext', 'LazyRng',
+         'LogicallyPartitioned', 'ModuleBase', 'PARTITION_NAME', 'ParentDescriptor', 'Partitioned',
+         'PartitionedVariable', 'PromoteDtypeFn', 'RNNBase', 'Row', 'RulesFallback', 'ScanIn', 'ScanOut',
+         'Scope', 'SetupState', 'Table', 'TestScope', 'ThreadLocalStack', 'Variable',
+         'VariablePlaceholder']
     ),
     'flax.nnx': frozenset(
-        ['A', 'All', 'Any', 'BatchStat', 'Cache', 'Carry', 'Data', 'DiffState', 'EMA', 'Everything',
-         'FlatState', 'GraphDef', 'GraphState', 'Initializer', 'Intermediate', 'LoRAParam', 'M',
-         'MergeContext', 'Metric', 'ModelAndOptimizer', 'MultiMetric', 'NodeStates', 'Not', 'Nothing',
-         'Object', 'OfType', 'OptArray', 'OptState', 'OptVariable', 'Optimizer', 'PARTITION_NAME', 'Param',
-         'PathContains', 'Perturbation', 'PureState', 'Pytree', 'RngCount', 'RngKey', 'RngState',
-         'RngStream', 'Rngs', 'SplitContext', 'State', 'StateAxes', 'StateSharding', 'Static', 'TrainState',
-         'UpdateContext', 'Variable', 'VariableMetadata', 'WithTag']
+        ['A', 'AbstractVariable', 'Accuracy', 'All', 'Any', 'ApplyCaller', 'ArrayRefDef', 'ArrayRefOutput',
+         'ArrayRepr', 'Attr', 'AttrPriority', 'AttributeStatus', 'Average', 'BaseConfigContext',
+         'BatchStat', 'Broadcasted', 'BwdFn', 'Cache', 'CallInfo', 'CallableProxy', 'Carry', 'CheckifyFn',
+         'Color', 'Compiled', 'CustomVjp', 'CustomVjpFnWrapper', 'Data', 'DataElem', 'DelayedAccessor',
+         'DiffState', 'EMA', 'Everything', 'ExtractIndex', 'FlatState', 'ForiLoopBodyFn', 'FrozenDict',
+         'Functional', 'FwdFn', 'GenericPytree', 'GetAttr', 'GetItem', 'GetVariable', 'GradFn',
+         'GraphContext', 'GraphDef', 'GraphDefState', 'GraphNodeImpl', 'GraphState', 'HasTag',
+         'HashableMapping', 'HijaxVariable', 'HijaxVariableMeta', 'IndexMap', 'IndexesPytreeDef',
+         'Initializer', 'Intermediate', 'JitFn', 'JitWrapped', 'Key', 'KeylessInitializer', 'LeafAttr',
+         'LoRAParam', 'Lowered', 'M', 'MappingReprMixin', 'Mask', 'MergeContext', 'Metric', 'MetricState',
+         'Missing', 'ModelAndOptimizer', 'ModuleBase', 'ModuleContext', 'ModuleDefApply', 'ModuleMeta',
+         'ModuleStackEntry', 'ModuleState', 'MultiMetric', 'MutableArrayRepr', 'NNXMeta', 'NestedStateRepr',
+         'NewVariable', 'NoUpdate', 'NodeAttr', 'NodeDef', 'NodeImplBase', 'NodeRef', 'NodeStates',
+         'NoneDumper', 'Not', 'Nothing', 'Object', 'ObjectContext', 'ObjectInfo', 'ObjectMeta', 'OfType',
+         'Opaque', 'OptArray', 'OptState', 'OptVariable', 'Optimizer', 'OrderedDict', 'PARTITION_NAME',
+         'Param', 'PathContains', 'PathIn', 'Perturbation', 'PmapFn', 'PrefixMapping', 'PrettyMapping',
+         'PrettySequence', 'PromoteDtypeFn', 'PureState', 'PythonRefMap', 'Pytree', 'PytreeDeque',
+         'PytreeMeta', 'PytreeNodeImpl', 'PytreeState', 'RNNBase', 'RefMap', 'Repeated', 'ReprContext',
+         'Representable', 'RngCount', 'RngKey', 'RngState', 'RngStream', 'Rngs', 'ScanFn', 'Scope',
+         'SequenceReprMixin', 'SetVariable', 'ShardMapFn', 'SimpleBwdFn', 'SimpleCheckifyFn',
+         'SimpleCompiled', 'SimpleCondFn', 'SimpleCustomVjp', 'SimpleCustomVjpFn', 'SimpleEvalShapeFn',
+         'SimpleForiLoopBodyFn', 'SimpleFwdFn', 'SimpleGradFn', 'SimpleJitFn', 'SimpleJitPartialFn',
+         'SimpleJitPartialWrapped', 'SimpleJitWrapped', 'SimpleJvpFn', 'SimpleLowered', 'SimpleMakeJaxprFn',
+         'SimpleObjectRepr', 'SimplePartialCompiled', 'SimplePartialLowered', 'SimplePartialTraced',
+         'SimplePmapFn', 'SimpleRematFn', 'SimpleScanFn', 'SimpleShardMapFn', 'SimpleTraced', 'SimpleVjpFn',
+         'SimpleVmapFn', 'SimpleWhileLoopBodyFn', 'SimpleWhileLoopCondFn', 'SizeBytes', 'SplitBackups',
+         'SplitContext', 'Stage', 'State', 'StateAxes', 'StateSharding', 'Static', 'StaticCache',
+         'StaticElem', 'Statistics', 'ToLinen', 'TraceState', 'Traced', 'TrainState', 'TreeNodeDef',
+         'TreeState', 'UUID', 'UUIDManager', 'UpdateContext', 'UpdateContextManager', 'Updates',
+         'ValueMetadata', 'VarDefaults', 'VarDefaultsContext', 'Variable', 'VariableContext', 'VariableDef',
+         'VariableEffect', 'VariableMeta', 'VariableMetadata', 'VariableQDD', 'VariableRepr',
+         'VariableState', 'VmapFn', 'Welford', 'WhileLoopBodyFn', 'WhileLoopCondFn', 'WithTag']
     ),
     'haiku': frozenset(
-        ['BatchApply', 'DO_NOT_STORE', 'Deferred', 'EmbedLookupStyle', 'GetterContext', 'LSTMState',
-         'LayerStackTransparencyMapping', 'LiftWithStateUpdater', 'MethodContext', 'ModuleProtocol',
-         'MultiTransformed', 'MultiTransformedWithState', 'MutableParams', 'MutableState', 'PRNGSequence',
-         'Params', 'SetterContext', 'State', 'SupportsCall', 'Transformed', 'TransformedWithState']
+        ['ArraySpec', 'BatchApply', 'Box', 'ClassInfo', 'Column', 'Config', 'Constant', 'DO_NOT_STORE',
+         'Deferred', 'DoNotStore', 'DotTrace', 'DotTracer', 'Edge', 'EmbedLookupStyle', 'Expression',
+         'Filter', 'FlatComponents', 'FlatMap', 'FlatMapping', 'FlatMappingMeta', 'FlaxNotInstalled',
+         'Frame', 'Future', 'GetterContext', 'Graph', 'HaikuContext', 'Identity', 'InternalState',
+         'JaxTraceLevel', 'JaxUsageError', 'KeysOnlyKeysView', 'LSTMState', 'LayerStackCarry',
+         'LayerStackScanned', 'LayerStackTransparencyMapping', 'LiftWithStateUpdater', 'LiftingModuleType',
+         'MethodContext', 'MethodInvocation', 'MissingRNGError', 'ModuleDescriptor', 'ModuleDetails',
+         'ModuleMetaclass', 'ModuleProtocol', 'ModuleState', 'MultiTransformed',
+         'MultiTransformedWithState', 'MutableParams', 'MutableState', 'NameScope', 'Node',
+         'NonEmptyStateError', 'Orthogonal', 'PRNGSequence', 'ParamContext', 'Params', 'RandomNormal',
+         'RandomUniform', 'SetterContext', 'Stack', 'State', 'StateChangedError', 'StatePair',
+         'StrictProtocol', 'SupportsCall', 'ThreadLocalStack', 'ThreadLocalStorage', 'Transformed',
+         'TransformedWithState', 'TruncatedNormal', 'UniformScaling', 'VarianceScaling']
     ),
     'equinox.nn': frozenset(
-        ['State']
+        ['AbstractClassVar', 'SharedNode', 'State']
     ),
 }

@@ -1,5 +1,5 @@
 """Builds `framework_classes.py` from the installed frameworks themselves: the capitalised names
-each layer package exports that are *not* its module class (`hk.BatchApply`, `hk.PRNGSequence`,
+each layer package (and its submodules) binds that are *not* its module class (`hk.BatchApply`, `hk.PRNGSequence`,
 `nn.Partitioned`, `nnx.Rngs`, `eqx.nn.State`).
 
 A call of a capitalised name of a layer package inside a loop reads as building a layer per step
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import pkgutil
 import pprint
 import sys
 from pathlib import Path
@@ -48,12 +49,35 @@ def not_layers() -> tuple[dict[str, list[str]], list[str]]:
         except Exception:  # noqa: BLE001 - a framework not installed adds nothing
             continue
         add_version(versions, package)
-        table[package] = sorted(
-            name for name in dir(module)
-            if name[:1].isupper()
-            and not (inspect.isclass(getattr(module, name, None)) and issubclass(getattr(module, name), base))
-        )
+        layers: set[str] = set()
+        others: set[str] = set()
+        root = package.split(".", 1)[0]
+        for inner in _modules_of(module):
+            for name in dir(inner):
+                if not name[:1].isupper():
+                    continue
+                value = getattr(inner, name, None)
+                if inspect.isclass(value) and issubclass(value, base):
+                    layers.add(name)
+                elif inner is module or (inspect.isclass(value) and value.__module__.split(".", 1)[0] == root):
+                    others.add(name)  # in a submodule, the package's own classes (not `typing.Any`)
+        # A name some submodule binds to a module class stays a layer (`nn.attention.SelfAttention`).
+        table[package] = sorted(others - layers)
     return table, versions
+
+
+def _modules_of(package: object) -> list[object]:
+    """The package and every submodule that imports (`haiku._src.data_structures` holds
+    `FlatMap`, `flax.linen.initializers` the initializer classes): code reaches names there too."""
+    found = [package]
+    for info in pkgutil.walk_packages(getattr(package, "__path__", []), prefix=f"{package.__name__}."):  # type: ignore[attr-defined]
+        if ".test" in info.name or info.name.endswith("_test"):
+            continue
+        try:
+            found.append(importlib.import_module(info.name))
+        except Exception:  # noqa: BLE001 - a submodule needing an optional dependency adds nothing
+            continue
+    return found
 
 
 def main() -> None:
