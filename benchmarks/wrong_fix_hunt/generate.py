@@ -18,7 +18,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUT = Path(tempfile.gettempdir()) / "jlf-hunt" / "progs"
 MODULES = ["gen_intred", "gen_dtypechg", "gen_promo", "gen_static", "gen_pyscalar", "gen_shape", "gen_prec",
-           "gen_mech1", "gen_mech2", "gen_mech3"]
+           "gen_mech1", "gen_mech2", "gen_mech3", "gen_concrete"]
 
 
 def programs() -> dict[str, str]:
