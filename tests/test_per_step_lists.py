@@ -89,3 +89,46 @@ def test_a_list_emptied_in_each_step_or_filled_in_a_nested_function_is_not_per_s
     )
     found = _loop_lines(source)
     assert all("a list holding one array per step" not in d.message for d in found.values()), [d.message for d in found.values()]
+
+
+OBJECTS = '''
+import jax
+import jax.numpy as jnp
+from haiku._src.data_structures import FlatMap
+
+
+def loss(w, batch):
+    return jnp.mean((batch["image"] @ w - batch["label"]) ** 2)
+
+
+@jax.jit
+def local_updates(w, images, labels):
+    chunks_x = images.reshape({steps}, -1, images.shape[-1])
+    chunks_y = labels.reshape({steps}, -1)
+    batches = []
+    for i in range({steps}):
+        batches.append(FlatMap({{"image": chunks_x[i], "label": chunks_y[i]}}))
+    losses = []
+    for batch in batches:
+        l, g = jax.value_and_grad(loss)(w, batch)
+        w = w - 0.1 * g
+        losses.append(l)
+    return w, jnp.stack(losses)
+'''
+
+
+def test_a_list_of_per_step_objects_is_per_step_data() -> None:
+    """`batches.append(FlatMap({...: chunks_x[i]}))` in an unrolled loop: each item holds one step's
+    arrays (a pytree), so the loop over `batches` unrolls a gradient step per item; the message
+    says to stack the pytrees, not `jnp.stack` them. Run on JAX, each item is a pytree of tracers."""
+    pytest.importorskip("haiku")
+    source = OBJECTS.format(steps=8)
+    found = _loop_lines(source)
+    second = next(d for d in found.values() if "loop over `batches`" in d.message)
+    assert second.fix is None and "a list holding one value per step of the unrolled loop" in second.no_fix_reason
+    assert "jax.tree.map" in second.no_fix_reason
+    namespace: dict[str, object] = {}
+    exec(compile(source, "m.py", "exec", dont_inherit=True), namespace)
+    w, losses = namespace["local_updates"](jnp.zeros(3), jnp.ones((16, 3)), jnp.ones(16))  # type: ignore[operator]
+    assert losses.shape == (8,)
+    assert _loop_lines(OBJECTS.format(steps=3)) == {}  # a few static steps: neither loop is reported

@@ -23,7 +23,7 @@ import libcst as cst
 
 from jaxloopfix.analysis.names import stored_names
 from jaxloopfix.analysis.source import ParsedModule
-from jaxloopfix.analysis.value_kinds import ARRAY, TRACED, ValueKinds
+from jaxloopfix.analysis.value_kinds import ARRAY, TRACED, UNKNOWN, ValueKinds
 
 WRAPPERS = ("enumerate", "reversed")
 
@@ -128,7 +128,12 @@ class PerStepLists:
                 if any(a is filler for a in self.parsed.ancestors(bound[0])) or \
                         self.parsed.position(bound[0]).start.line > self.parsed.position(filler).start.line:
                     continue  # bound inside the loop (emptied each step) or after it
-                if self.kinds().of(value).name in (ARRAY, TRACED):
+                kind = self.kinds().of(value)
+                if kind.name in (ARRAY, TRACED) or (kind.name == UNKNOWN and not kind.host and not kind.text):
+                    # What an unrolled loop appends per step is per-step data (an array, or an object
+                    # holding the step's arrays: `FlatMap({"image": images[i]})`), unless known to be
+                    # a Python value.
                     line = self.parsed.position(filler).start.line
-                    return f"`{name.value}` (a list holding one array per step of the unrolled loop on line {line})"
+                    held = "one array" if kind.name in (ARRAY, TRACED) else "one value"
+                    return f"`{name.value}` (a list holding {held} per step of the unrolled loop on line {line})"
         return None

@@ -167,7 +167,8 @@ class LoopPlanner:
             early = self._list_of_rows_refusal(loop, iteration)
         if early is None and (held := self.filled_per_step(loop.iter, loop)) is not None:
             # A scan (or vmap) would take the list as a pytree of separate arrays, not as rows.
-            early = f"it iterates {held}: stack it first (`jnp.stack(...)`) or keep the first loop's outputs as arrays"
+            stack = "`jnp.stack(...)`" if "one array" in held else "`jax.tree.map(lambda *leaves: jnp.stack(leaves), *items)`"
+            early = f"it iterates {held}: stack it first ({stack}) or keep the first loop's outputs as arrays"
         if early is None and not isinstance(loop.body, cst.IndentedBlock):
             early = "the loop body is on the `for` line; put it on its own lines to get a fix"
         if early is None and any(isinstance(n, cst.NamedExpr) for n in descendants(loop.iter)):
