@@ -136,10 +136,7 @@ def check_source(
             left_out: dict[int, str] = {}
             linted = lint_notebook_module(source.text, filename, settings, left_out=left_out)
             result.diagnostics, result.links, result.parsed = linted.diagnostics, linted.links, True
-            result.warnings += [
-                FileError(filename, f"cell {index + 1} does not parse ({why}); the other cells were checked without it")
-                for index, why in sorted(left_out.items())
-            ]
+            result.warnings += _left_out_warnings(filename, left_out)
             return result
         if not fix:
             result.diagnostics = lint(source.text, filename, settings)
@@ -156,7 +153,10 @@ def check_source(
             result.warnings.extend(gate.notes)
             result.notes.extend(gate.verified)
             unsafe = True  # the gate admits an unsafe fix only when `verify` found its function equivalent
-        new_text, remaining, count = fixer(source.text, filename, settings, unsafe=unsafe, accept=accept)
+        left_out: dict[int, str] = {}
+        options = {"left_out": left_out} if fixer is not apply_fixes else {}
+        new_text, remaining, count = fixer(source.text, filename, settings, unsafe=unsafe, accept=accept, **options)
+        result.warnings += _left_out_warnings(filename, left_out)
         if new_text == source.text:
             result.diagnostics = remaining
             return result
@@ -187,6 +187,14 @@ def check_source(
         result.errors.append(FileError(filename, message))
         result.diagnostics, result.fixed, result.fixed_count = [], None, 0
     return result
+
+
+def _left_out_warnings(filename: str, left_out: dict[int, str]) -> list[FileError]:
+    """One warning per notebook cell that does not parse, left out of the analysis and the fixes."""
+    return [
+        FileError(filename, f"cell {index + 1} does not parse ({why}); the other cells were checked without it")
+        for index, why in sorted(left_out.items())
+    ]
 
 
 def _formatted(source: SourceFile, new_text: str, settings: Settings) -> str:

@@ -49,18 +49,11 @@ def explain(path: Path, line: int | None, settings: Settings, given: list[Path] 
     notebook = None
     notes: list[str] = []
     if path.suffix == ".ipynb":
-        from jaxloopfix.notebook import Notebook
+        from jaxloopfix.notebook import analysable
 
-        notebook = Notebook(source.text)
-        broken = {}
-        try:
-            parse(notebook.module, str(path))
-        except ParseError:
-            broken = notebook.broken_cells()  # left out, as `check` leaves them out
-        if broken:
-            notebook = Notebook(source.text, left_out=frozenset(broken))
-            notes = [f"{path}: cell {i + 1} does not parse ({why}); left out, as `check` leaves it out"
-                     for i, why in sorted(broken.items())]
+        notebook, broken = analysable(source.text)  # cells that do not parse left out, as `check` leaves them
+        notes = [f"{path}: cell {i + 1} does not parse ({why}); left out, as `check` leaves it out"
+                 for i, why in sorted(broken.items())]
         text = notebook.module
     try:
         parsed = parse(text, str(path))

@@ -200,13 +200,12 @@ def lint_notebook_module(text: str, filename: str, settings: Settings, *, left_o
     try:
         linted = lint_module(notebook.module, filename, settings)
     except ParseError as exc:
-        broken = notebook.broken_cells() if left_out is not None else {}
-        if broken:
-            assert left_out is not None
-            left_out.update(broken)
-            notebook = Notebook(text, left_out=frozenset(broken))
-            linted = lint_module(notebook.module, filename, settings)
-            return ModuleLint([notebook.map_diagnostic(d) for d in linted.diagnostics], linted.links)
+        if left_out is not None:
+            notebook, broken = analysable(text)
+            if broken:
+                left_out.update(broken)
+                linted = lint_module(notebook.module, filename, settings)
+                return ModuleLint([notebook.map_diagnostic(d) for d in linted.diagnostics], linted.links)
         cell = notebook.cell_of(exc.row) if exc.row else None
         if cell is not None:
             message = f"cell {cell.index + 1}: {exc.message}"
@@ -215,12 +214,35 @@ def lint_notebook_module(text: str, filename: str, settings: Settings, *, left_o
     return ModuleLint([notebook.map_diagnostic(d) for d in linted.diagnostics], linted.links)
 
 
-def fix_notebook(text: str, filename: str, settings: Settings, *, unsafe: bool = False, accept=None) -> tuple[str, list[Diagnostic], int]:
+def analysable(text: str) -> tuple[Notebook, dict[int, str]]:
+    """The notebook as `check` analyses it: when its joined cells do not parse, the code cells
+    that do not parse on their own left out (as comments, their text kept), with why."""
+    from jaxloopfix.engine import parse
+
     notebook = Notebook(text)
+    try:
+        parse(notebook.module, "notebook")
+    except ParseError:
+        broken = notebook.broken_cells()
+        if broken:
+            return Notebook(text, left_out=frozenset(broken)), broken
+    return notebook, {}
+
+
+def fix_notebook(
+    text: str, filename: str, settings: Settings, *, unsafe: bool = False, accept=None, left_out: dict[int, str] | None = None
+) -> tuple[str, list[Diagnostic], int]:
+    """Fix the notebook's cells; with `left_out` (a dict to fill), cells that do not parse are
+    left out, and kept exactly as they are, as `lint_notebook_module` leaves them out."""
+    if left_out is not None:
+        notebook, broken = analysable(text)
+        left_out.update(broken)
+    else:
+        notebook = Notebook(text)
     new_module, remaining, count = apply_fixes(notebook.module, filename, settings, unsafe=unsafe, accept=accept)
     remaining = [notebook.map_diagnostic(d) for d in remaining]
     if not count:
         return text, remaining, 0
     notebook.replace_cells(new_module)
-    fixed = Notebook(notebook.dumps())
+    fixed = Notebook(notebook.dumps(), left_out=frozenset(left_out or ()))
     return fixed.text, [fixed.map_diagnostic(d) for d in lint_text(fixed.module, filename, settings)], count

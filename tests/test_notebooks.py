@@ -130,3 +130,19 @@ def test_check_leaves_out_a_cell_that_does_not_parse_and_says_so(tmp_path: Path,
     assert "cell 3 does not parse" in done.output and "the other cells were checked without it" in done.output
     explained = CliRunner().invoke(main, ["check", "--explain", "rnn.ipynb:cell 4:5", "rnn.ipynb"])
     assert "cell 3 does not parse" in explained.output and "reported: JLF001" in explained.output
+
+
+def test_fix_leaves_a_cell_that_does_not_parse_as_it_is(tmp_path: Path, monkeypatch) -> None:
+    latex = "\\begin{aligned} h_t &= \\tanh(h_{t-1} + x_t) \\end{aligned}\n"
+    path = tmp_path / "rnn.ipynb"
+    path.write_text(_with_cells(("code", latex)), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    done = CliRunner().invoke(main, ["check", "--no-cache", "--fix", "--unsafe-fixes", "rnn.ipynb"])
+    assert done.exit_code == 0, done.output
+    assert "cell 3 does not parse" in done.output
+    after = json.loads(path.read_text(encoding="utf-8"))
+    assert "".join(after["cells"][2]["source"]) == latex
+    assert "lax.scan" in "".join(after["cells"][3]["source"])
+    again = path.read_text(encoding="utf-8")
+    assert CliRunner().invoke(main, ["check", "--no-cache", "--fix", "--unsafe-fixes", "rnn.ipynb"]).exit_code == 0
+    assert path.read_text(encoding="utf-8") == again  # fixing twice changes nothing
