@@ -97,9 +97,11 @@ class Notebook:
         for index, cell in enumerate(self.data["cells"]):
             if not isinstance(cell, dict) or cell.get("cell_type") != "code":
                 continue
-            source = _hide_magics(_cell_text(cell))
-            if index in left_out:
+            source = _cell_text(cell)
+            if index in left_out:  # its text as it is, every line a comment that restores to itself
                 source = "".join(PLACEHOLDER + line for line in source.splitlines(keepends=True))
+            else:
+                source = _hide_magics(source)
             if source and not source.endswith("\n"):
                 source += "\n"
             parts.append(MARKER.format(index=index) + "\n")

@@ -236,3 +236,54 @@ def test_a_lambda_bound_to_a_name_and_called_in_traced_code_runs_what_it_calls(t
     found = [d for r in api.check_paths([tmp_path], Settings()) for d in r.diagnostics if d.code == "JLF001"]
     assert len(found) == 1 and "`simulate`" in found[0].message
     assert "called in the `lambda` bound to `sim`" in (found[0].traced_reason or "")
+
+
+def test_a_binding_after_the_transform_is_not_what_it_traces(tmp_path: Path) -> None:
+    """`fn = make_train()`, `jax.jit(jax.vmap(fn))`, then later `fn = make_report(...)` on the
+    host: the report's loop never runs under a trace and stays clean."""
+    (tmp_path / "factory.py").write_text(FACTORY.lstrip() + textwrap.dedent('''
+
+        def make_report(logs):
+            def report(w):
+                lines = []
+                for row in logs:
+                    lines.append(jnp.sum(row) * w)
+                return lines
+            return report
+    '''))
+    (tmp_path / "caller.py").write_text(textwrap.dedent('''
+        import jax
+        import jax.numpy as jnp
+        from factory import make_loss, make_report
+
+        def main():
+            fn = make_loss(jnp.ones((6, 2)))
+            fast = jax.jit(jax.grad(fn))
+            fast(jnp.ones(2))
+            fn = make_report(jnp.ones((6, 2)))
+            return fn(2.0)
+    ''').lstrip())
+    assert _reported(tmp_path) == {"loss"}
+
+
+def test_a_def_rebound_after_a_function_that_reads_it_is_not_resolved(tmp_path: Path) -> None:
+    """`def step` (a draft), `def run(): jax.jit(step)`, `def step` again: `run` reads the name when
+    it is called, after both, so neither draft nor final is taken for certain (the draft's loop
+    is not reported on that evidence)."""
+    (tmp_path / "nb.py").write_text(textwrap.dedent('''
+        import jax
+        import jax.numpy as jnp
+
+        def step(xs):
+            total = 0.0
+            for x in xs:
+                total = total + jnp.sum(x)
+            return total
+
+        def run(xs):
+            return jax.jit(step)(xs)
+
+        def step(xs):
+            return jnp.sum(xs)
+    ''').lstrip())
+    assert _reported(tmp_path) == set()

@@ -146,3 +146,14 @@ def test_fix_leaves_a_cell_that_does_not_parse_as_it_is(tmp_path: Path, monkeypa
     again = path.read_text(encoding="utf-8")
     assert CliRunner().invoke(main, ["check", "--no-cache", "--fix", "--unsafe-fixes", "rnn.ipynb"]).exit_code == 0
     assert path.read_text(encoding="utf-8") == again  # fixing twice changes nothing
+
+
+def test_a_left_out_cell_with_magics_comes_back_byte_for_byte(tmp_path: Path, monkeypatch) -> None:
+    broken = "%timeit f(x)\ndef g(:\n!ls\n"
+    path = tmp_path / "rnn.ipynb"
+    path.write_text(_with_cells(("code", broken)), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert CliRunner().invoke(main, ["check", "--no-cache", "--fix", "--unsafe-fixes", "rnn.ipynb"]).exit_code == 0
+    after = json.loads(path.read_text(encoding="utf-8"))
+    assert "".join(after["cells"][2]["source"]) == broken
+    assert "lax.scan" in "".join(after["cells"][3]["source"])

@@ -132,3 +132,28 @@ def test_a_list_of_per_step_objects_is_per_step_data() -> None:
     w, losses = namespace["local_updates"](jnp.zeros(3), jnp.ones((16, 3)), jnp.ones(16))  # type: ignore[operator]
     assert losses.shape == (8,)
     assert _loop_lines(OBJECTS.format(steps=3)) == {}  # a few static steps: neither loop is reported
+
+
+def test_keys_made_from_the_index_are_not_per_step_data(tmp_path) -> None:
+    """`tags.append(describe(i))` with `describe` another module's helper (its result unknown
+    here): values made from the index alone are keys or names, not the step's slices, so the
+    loop over `tags` stays clean."""
+    source = '''
+import jax
+import jax.numpy as jnp
+from helpers import describe
+
+
+@jax.jit
+def f(xs, table):
+    tags = []
+    for i in range(xs.shape[0]):
+        xs = xs.at[i].set(jnp.tanh(xs[i]) * 2.0)
+        tags.append(describe(i))
+    total = 0.0
+    for tag in tags:
+        total = total + table[tag]
+    return xs, total
+'''
+    found = _loop_lines(source)
+    assert list(found) == [10]  # the filling loop only

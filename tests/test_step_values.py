@@ -91,3 +91,58 @@ def test_traced_in_step_follows_assignments_but_not_shapes() -> None:
     '''))
     traced = traced_in_step(loop.body, {"i"})
     assert traced == {"i", "t", "idx", "flag"}
+
+
+CONVERSIONS = {
+    "chained comparison": "s = jnp.where(0.2 < t < 0.8, 2.0, 1.0)",
+    "not": "s = jnp.where(not (t > 0.5), 2.0, 1.0)",
+    "float": "s = float(t) * 2.0",
+    "int of a search": "s = times[int(jnp.searchsorted(times, t))]",
+    "item": "s = t.item() * 2.0",
+    "max": "s = max(t, 0.5)",
+    "assert": "assert t >= 0.0\n        s = t",
+    "range of a step value": "s = 1.0\n        for _ in range(int(t * 3)):\n            s = s * 2.0",
+    "a list the step fills": "vals = []\n        vals.append(t)\n        s = 2.0 if vals[-1] > 0.5 else 1.0",
+    "index in a chained comparison": "s = jnp.where(2 < i < 5, 1.0, 0.0)",
+}
+
+CONVERTING = '''
+import jax
+import jax.numpy as jnp
+
+
+def rates(x, n):
+    times = jnp.linspace(0.0, 1.0, n)
+    out = jnp.zeros(n)
+    for i in range(n):
+        t = times[i]
+        {line}
+        out = out.at[i].set(x * s)
+    return out
+
+
+def run(xs):
+    return jax.vmap(lambda x: rates(x, 12))(xs)
+'''
+
+
+@pytest.mark.parametrize("case", sorted(CONVERSIONS))
+def test_a_python_value_made_of_a_step_value_withholds_every_fix(case: str) -> None:
+    """The loop runs each conversion on concrete values (under `vmap`, `times` stays concrete);
+    a scan's step would trace `t` and raise, so no fix is offered, safe or unsafe."""
+    source = textwrap.dedent(CONVERTING).format(line=CONVERSIONS[case])
+    namespace: dict = {}
+    exec(compile(source, "rates.py", "exec"), namespace)  # noqa: S102 - the fixture's own code
+    assert namespace["run"](jnp.ones(3)).shape == (3, 12)
+    found = _diagnostics(source)
+    assert [d.code for d in found] in (["JLF001"], ["JLF002"])
+    assert found[0].fix is None, found[0].fix
+    assert "would raise" in found[0].no_fix_reason
+
+
+def test_an_if_nested_in_a_branch_made_a_select_withholds_the_fix() -> None:
+    """`if i == 0:` becomes a `jnp.where` in the step; a conditional expression inside it on a
+    step value would then run on a tracer."""
+    source = textwrap.dedent(CONVERTING).format(line="s = 1.0\n        if i == 0:\n            s = 2.0 if t > 0.5 else 1.0")
+    (found,) = _diagnostics(source)
+    assert found.fix is None and "inside a branch made a `jnp.where`" in found.no_fix_reason

@@ -71,6 +71,44 @@ def _appended(statement: cst.SimpleStatementLine) -> tuple[str, cst.BaseExpressi
     return None
 
 
+def _holds_step_slice(filler: cst.For, value: cst.BaseExpression) -> bool:
+    """`value` reads a slice the step takes with the loop's target (`images[i]`), itself or through
+    a name the body stores it in (`batch["image"] = images[i]`, then `FlatMap(batch)`): the
+    step's data, not a Python value made from the index (`describe(i)`, a key)."""
+    index = stored_names(filler.target)
+
+    def slices(node: cst.CSTNode) -> bool:
+        return any(isinstance(n, cst.Subscript) and any(
+            isinstance(m, cst.Name) and m.value in index for e in n.slice for m in _nodes(e)) for n in _nodes(node))
+
+    if slices(value):
+        return True
+    read = {n.value for n in _nodes(value) if isinstance(n, cst.Name)}
+    for node in _nodes(filler.body):
+        if isinstance(node, cst.Assign) and any(
+                (stored_names(t.target) | _subscript_base(t.target)) & read for t in node.targets) and slices(node.value):
+            return True
+    return False
+
+
+def _subscript_base(target: cst.BaseExpression) -> set[str]:
+    """`batch` of `batch["image"]` (a store into the object `batch`)."""
+    return {target.value.value} if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) else set()
+
+
+def _nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """`node` and everything under it."""
+    out: list[cst.CSTNode] = []
+
+    class Walk(cst.CSTVisitor):
+        def on_visit(self, inner: cst.CSTNode) -> bool:
+            out.append(inner)
+            return True
+
+    node.visit(Walk())
+    return out
+
+
 class PerStepLists:
     """One function's per-step lists, indexed once: which loops append to which names, and
     where each name is bound."""
@@ -129,10 +167,10 @@ class PerStepLists:
                         self.parsed.position(bound[0]).start.line > self.parsed.position(filler).start.line:
                     continue  # bound inside the loop (emptied each step) or after it
                 kind = self.kinds().of(value)
-                if kind.name in (ARRAY, TRACED) or (kind.name == UNKNOWN and not kind.host and not kind.text):
-                    # What an unrolled loop appends per step is per-step data (an array, or an object
-                    # holding the step's arrays: `FlatMap({"image": images[i]})`), unless known to be
-                    # a Python value.
+                if kind.name in (ARRAY, TRACED) or (kind.name == UNKNOWN and not kind.host and not kind.text
+                                                    and _holds_step_slice(filler, value)):
+                    # What an unrolled loop appends per step is per-step data: an array, or an object
+                    # built from the step's slices (`FlatMap({"image": images[i]})`).
                     line = self.parsed.position(filler).start.line
                     held = "one array" if kind.name in (ARRAY, TRACED) else "one value"
                     return f"`{name.value}` (a list holding {held} per step of the unrolled loop on line {line})"

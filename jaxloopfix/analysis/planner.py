@@ -27,7 +27,7 @@ from jaxloopfix.analysis.loops import Iteration, IterationAnalyzer, TripCount, m
 from jaxloopfix.analysis.names import Flow, assigned_names, block_flow, loads, parameters, stored_names
 from jaxloopfix.analysis.plan import Accumulator, Carry, LoopPlan, Sequence
 from jaxloopfix.analysis.source import ParsedModule, descendants, shorten
-from jaxloopfix.analysis.step_values import traced_in_step
+from jaxloopfix.analysis.step_values import host_conversion, traced_in_step
 from jaxloopfix.analysis.step_values import value_names as _value_names
 from jaxloopfix.analysis.traced import TracedFunction
 from jaxloopfix.analysis.value_kinds import ADDS, ARRAY, COMBINATIONS, CONTAINER, SHAPE, TRACED, UNKNOWN, Kind, ValueKinds, python_annotation_kind
@@ -445,7 +445,9 @@ class LoopPlanner:
         # test on anything the step computes from the index, the slices or the carry.
         seeds = set(b.element_names) | {self.parsed.code(s.array) for s in plan.sequences}
         seeds |= ({iteration.index} if iteration.index else set()) | (b.flow.read_first & b.flow.assigned)
-        b.refuse(self._traced_condition(loop, traced_in_step(loop.body, seeds), selected=tuple(plan.selects)))
+        traced = traced_in_step(loop.body, seeds)
+        b.refuse(self._traced_condition(loop, traced, selected=tuple(plan.selects)))
+        b.refuse(host_conversion(loop.body, traced, frozenset(id(s) for s in plan.selects)))
         if not self._has_array_evidence(iteration.elements, plan, loop):
             plan.unsafe_reasons.append(
                 "nothing the loop reads is proven to be an array, so it may step over Python values; "

@@ -621,6 +621,12 @@ class TracedFinder:
         """Of several `def`s of one name in a scope, the one Python runs last before `use`: among
         those in a block that holds the use (the use's branch, or a block around it) and written
         before it, the latest. None when no such `def` exists (the use may read any of them)."""
+        owner = lambda node: next((a for a in self.parsed.ancestors(node)  # noqa: E731
+                                   if isinstance(a, (cst.FunctionDef, cst.Lambda, cst.ClassDef))), None)
+        if any(owner(d) is not owner(use) for d in found):
+            # The use runs in a function called later (`def run(): jax.jit(step)` between two
+            # `def step`): Python reads the name when it runs, so any of them may be the one.
+            return []
         enclosing = {id(a) for a in self.parsed.ancestors(use)}
         line = self.parsed.position(use).start.line
         before = [d for d in found if id(self.parsed.parent(d)) in enclosing and self.parsed.position(d).end.line < line]
@@ -947,10 +953,13 @@ class TracedFinder:
         statement (`p = jax.jit(jax.vmap(p))`) is the rebinding, not what the use reads."""
         found = self._definitions(expr, cst.Name) if isinstance(expr, cst.Name) else []
         where = next((a for a in self.parsed.ancestors(expr) if isinstance(a, cst.SimpleStatementLine)), None)
+        line = self.parsed.position(expr).start.line
         calls: list[tuple[cst.Call, int | None]] = []
         for name in found:
             if where is not None and any(a is where for a in self.parsed.ancestors(name)):
                 continue
+            if self.parsed.position(name).start.line > line:
+                continue  # bound after the use (`fn = make_report(...)` later): not what the transform took
             unpacked = self._unpacked(name)  # type: ignore[arg-type]
             if unpacked is not None:
                 value, position = unpacked[0].value, unpacked[1]
