@@ -167,8 +167,10 @@ def _comprehensions(context, diagnostics: list[Diagnostic], path: Path, line: in
             continue
         header = f"for {_short(parsed.code(comp.for_in.target), 30)} in {_short(parsed.code(comp.for_in.iter), 40)}"
         if func is None:
-            out.append(f"{shown}: {NAMES[type(comp)]} `... {header}` at module level")
-            out.append("  not reported: module-level code runs once, on the host, outside any trace")
+            cls = next((a for a in parsed.ancestors(comp) if isinstance(a, cst.ClassDef)), None)
+            where = f"in the body of class `{cls.name.value}`" if cls is not None else "at module level"
+            out.append(f"{shown}: {NAMES[type(comp)]} `... {header}` {where}")
+            out.append(f"  not reported: code {where} runs once, on the host, outside any trace")
             continue
         where = f"`{func.name.value}`" if isinstance(func, cst.FunctionDef) else "a `lambda`"
         out.append(f"{shown}: {NAMES[type(comp)]} `... {header}` in {where}")

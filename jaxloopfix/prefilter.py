@@ -410,6 +410,9 @@ class _Collected:
     rebinds_globals: bool = False
     # Assignments of a bare name (`step = f`): where a function may be aliased.
     name_assigns: list[ast.Assign] = field(default_factory=list)
+    # Assignments of a call's result (`loss = make_loss(cfg)`, `p, s = make_density(mus)`): where
+    # a factory's function may be bound.
+    call_assigns: list[ast.Assign] = field(default_factory=list)
     identifier_memo: dict[int, set[str]] = field(default_factory=dict, repr=False)
     own_memo: dict[int, _Own] = field(default_factory=dict, repr=False)
 
@@ -540,6 +543,7 @@ def _collect(text: str) -> _Collected:
     shadows_root = False
     rebinds_globals = False
     name_assigns: list[ast.Assign] = []
+    call_assigns: list[ast.Assign] = []
     for node in walk(tree):  # one walk: this pass must stay cheap on big files
         if isinstance(node, ast.Name):
             loaded.add(node.id)
@@ -566,11 +570,13 @@ def _collect(text: str) -> _Collected:
         elif isinstance(node, ast.Assign):
             if isinstance(node.value, ast.Name):
                 name_assigns.append(node)
+            elif isinstance(node.value, ast.Call):
+                call_assigns.append(node)
         elif isinstance(node, ast.Global):
             rebinds_globals = True
     return _Collected(
         tree, functions, classes, calls, imports, frozenset(import_roots), aliases, maybe_entries, loaded, shadows_root,
-        rebinds_globals, name_assigns,
+        rebinds_globals, name_assigns, call_assigns,
     )
 
 
@@ -814,8 +820,11 @@ def _reach(
 
 
 def _aliases_imported(found: _Collected, imported: frozenset[str]) -> bool:
-    """Whether the module binds a name to a project import (`step = train_step`) or to a
-    `partial` of one (a superset: any such binding, whatever name a transform wraps)."""
+    """Whether the module binds a name to a project import (`step = train_step`), to a
+    `partial` of one, or to what one returns (`p, s = make_density(mus)`: a factory's functions)
+    (a superset: any such binding, whatever name a transform wraps)."""
+    if any(_mentions(a.value.func, imported) for a in found.call_assigns):  # type: ignore[attr-defined]
+        return True
     return any(isinstance(a.value, ast.Name) and a.value.id in imported for a in found.name_assigns) or any(
         isinstance(c.func, (ast.Name, ast.Attribute)) and (c.func.id if isinstance(c.func, ast.Name) else c.func.attr)
         in PARTIAL_NAMES and c.args and _mentions(c.args[0], imported)

@@ -571,6 +571,35 @@ PREFILTER_CASES = {
                 return jax.jit(partial(sim.integrate, config))
         """,
     },
+    "a_factory_result_unpacked_in_a_module_without_loops": {
+        "factory.py": """
+            import jax.numpy as jnp
+
+
+            def make_density(mus):
+                def normaliser(z):
+                    return jnp.sum(z)
+
+                def density(z):
+                    total = jnp.zeros_like(z)
+                    for mu in mus:
+                        total = total + jnp.exp(-(z - mu) ** 2)
+                    return total
+
+                return normaliser, density
+        """,
+        "caller.py": """
+            import jax
+            import jax.numpy as jnp
+            from factory import make_density
+
+
+            def main():
+                norm, dens = make_density(jnp.arange(6.0))
+                fast = jax.jit(dens)
+                return fast(jnp.ones(2)), norm(jnp.ones(2))
+        """,
+    },
 }
 
 

@@ -41,9 +41,9 @@ NOT_LAYERS: dict[str, frozenset[str]] = {
          'SimplePmapFn', 'SimpleRematFn', 'SimpleScanFn', 'SimpleShardMapFn', 'SimpleTraced', 'SimpleVjpFn',
          'SimpleVmapFn', 'SimpleWhileLoopBodyFn', 'SimpleWhileLoopCondFn', 'SizeBytes', 'SplitBackups',
          'SplitContext', 'Stage', 'State', 'StateAxes', 'StateSharding', 'Static', 'StaticCache',
-         'StaticElem', 'Statistics', 'ToLinen', 'TraceState', 'Traced', 'TrainState', 'TreeNodeDef',
-         'TreeState', 'UUID', 'UUIDManager', 'UpdateContext', 'UpdateContextManager', 'Updates',
-         'ValueMetadata', 'VarDefaults', 'VarDefaultsContext', 'Variable', 'VariableContext', 'VariableDef',
+         'StaticElem', 'Statistics', 'TraceState', 'Traced', 'TrainState', 'TreeNodeDef', 'TreeState',
+         'UUID', 'UUIDManager', 'UpdateContext', 'UpdateContextManager', 'Updates', 'ValueMetadata',
+         'VarDefaults', 'VarDefaultsContext', 'Variable', 'VariableContext', 'VariableDef',
          'VariableEffect', 'VariableMeta', 'VariableMetadata', 'VariableQDD', 'VariableRepr',
          'VariableState', 'VmapFn', 'Welford', 'WhileLoopBodyFn', 'WhileLoopCondFn', 'WithTag']
     ),

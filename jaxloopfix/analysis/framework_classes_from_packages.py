@@ -42,6 +42,12 @@ def not_layers() -> tuple[dict[str, list[str]], list[str]]:
     versions they came from."""
     table: dict[str, list[str]] = {}
     versions: list[str] = []
+    bases: list[type] = []  # every installed framework's module class (`nnx.bridge.ToLinen` is a linen module)
+    for base_name in PACKAGES.values():
+        try:
+            bases.append(_resolve(base_name))  # type: ignore[arg-type]
+        except Exception:  # noqa: BLE001 - a framework not installed adds nothing
+            continue
     for package, base_name in PACKAGES.items():
         try:
             module = importlib.import_module(package)
@@ -57,7 +63,7 @@ def not_layers() -> tuple[dict[str, list[str]], list[str]]:
                 if not name[:1].isupper():
                     continue
                 value = getattr(inner, name, None)
-                if inspect.isclass(value) and issubclass(value, base):
+                if inspect.isclass(value) and issubclass(value, (base, *bases)):
                     layers.add(name)
                 elif inner is module or (inspect.isclass(value) and value.__module__.split(".", 1)[0] == root):
                     others.add(name)  # in a submodule, the package's own classes (not `typing.Any`)
