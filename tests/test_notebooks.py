@@ -82,13 +82,9 @@ def test_a_block_of_only_shell_magics_parses_and_the_fix_keeps_them(tmp_path: Pa
         CELLS = saved
     (diagnostic,) = lint_notebook(text, "rnn.ipynb", Settings())
     assert diagnostic.code == "JLF001" and diagnostic.extra["cell"] == "4"
-    path = tmp_path / "rnn.ipynb"
-    path.write_text(text, encoding="utf-8")
-    monkeypatch.chdir(tmp_path)
-    assert CliRunner().invoke(main, ["check", "--fix", "--unsafe-fixes", "rnn.ipynb"]).exit_code == 0
-    after = json.loads(path.read_text(encoding="utf-8"))
-    assert "".join(after["cells"][1]["source"]) == setup
-    assert "lax.scan" in "".join(after["cells"][3]["source"])
+    cells = _fixed_cells(tmp_path, monkeypatch, text)
+    assert cells[1] == setup
+    assert "lax.scan" in cells[3]
 
 
 def _with_cells(*extra: tuple[str, str]) -> str:
@@ -108,13 +104,9 @@ def test_a_magic_whose_output_is_assigned_is_not_python(tmp_path: Path, monkeypa
     text = _with_cells(("code", timing))
     (diagnostic,) = lint_notebook(text, "rnn.ipynb", Settings())
     assert diagnostic.code == "JLF001"
-    path = tmp_path / "rnn.ipynb"
-    path.write_text(text, encoding="utf-8")
-    monkeypatch.chdir(tmp_path)
-    assert CliRunner().invoke(main, ["check", "--fix", "--unsafe-fixes", "rnn.ipynb"]).exit_code == 0
-    after = json.loads(path.read_text(encoding="utf-8"))
-    assert "".join(after["cells"][2]["source"]) == timing
-    assert "lax.scan" in "".join(after["cells"][3]["source"])
+    cells = _fixed_cells(tmp_path, monkeypatch, text)
+    assert cells[2] == timing
+    assert "lax.scan" in cells[3]
 
 
 def test_check_leaves_out_a_cell_that_does_not_parse_and_says_so(tmp_path: Path, monkeypatch) -> None:
@@ -150,10 +142,15 @@ def test_fix_leaves_a_cell_that_does_not_parse_as_it_is(tmp_path: Path, monkeypa
 
 def test_a_left_out_cell_with_magics_comes_back_byte_for_byte(tmp_path: Path, monkeypatch) -> None:
     broken = "%timeit f(x)\ndef g(:\n!ls\n"
+    cells = _fixed_cells(tmp_path, monkeypatch, _with_cells(("code", broken)))
+    assert cells[2] == broken
+    assert "lax.scan" in cells[3]
+
+
+def _fixed_cells(tmp_path: Path, monkeypatch, text: str) -> list[str]:
+    """Each cell's source after `check --fix --unsafe-fixes` wrote the notebook back."""
     path = tmp_path / "rnn.ipynb"
-    path.write_text(_with_cells(("code", broken)), encoding="utf-8")
+    path.write_text(text, encoding="utf-8")
     monkeypatch.chdir(tmp_path)
     assert CliRunner().invoke(main, ["check", "--no-cache", "--fix", "--unsafe-fixes", "rnn.ipynb"]).exit_code == 0
-    after = json.loads(path.read_text(encoding="utf-8"))
-    assert "".join(after["cells"][2]["source"]) == broken
-    assert "lax.scan" in "".join(after["cells"][3]["source"])
+    return ["".join(cell["source"]) for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]]
