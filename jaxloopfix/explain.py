@@ -49,14 +49,21 @@ def explain(path: Path, line: int | None, settings: Settings, given: list[Path] 
     notebook = None
     notes: list[str] = []
     if path.suffix == ".ipynb":
-        from jaxloopfix.notebook import analysable
+        from jaxloopfix.notebook import Notebook, without_broken_cells
 
-        notebook, broken = analysable(source.text)  # cells that do not parse left out, as `check` leaves them
-        notes = [f"{path}: cell {i + 1} does not parse ({why}); left out, as `check` leaves it out"
-                 for i, why in sorted(broken.items())]
+        notebook = Notebook(source.text)
         text = notebook.module
     try:
-        parsed = parse(text, str(path))
+        try:
+            parsed = parse(text, str(path))
+        except ParseError:
+            if notebook is None:
+                raise
+            notebook, broken = without_broken_cells(notebook)  # left out, as `check` leaves them
+            notes = [f"{path}: cell {i + 1} does not parse ({why}); left out, as `check` leaves it out"
+                     for i, why in sorted(broken.items())]
+            text = notebook.module
+            parsed = parse(text, str(path))
     except ParseError as exc:
         where = f" (line {exc.row})" if exc.row else ""
         return f"{path}: cannot parse{where}: {exc.message}; `check` reports the same and analyses nothing in it"

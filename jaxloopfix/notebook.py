@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 from jaxloopfix.config import Settings
 from jaxloopfix.diagnostics import Diagnostic, Location
-from jaxloopfix.engine import ModuleLint, ParseError, apply_fixes, lint_module, lint_text
+from jaxloopfix.engine import ModuleLint, ParseError, apply_fixes, lint_module, lint_text, parse
 
 MARKER = "# jaxloopfix-cell-boundary {index}"
 MARKER_RE = re.compile(r"^# jaxloopfix-cell-boundary (\d+)\r?\n?$")
@@ -115,8 +115,6 @@ class Notebook:
     def broken_cells(self) -> dict[int, str]:
         """{cell index: why} for the code cells that do not parse on their own (LaTeX or prose
         typed into a code cell, a half-written statement): what `check` leaves out."""
-        from jaxloopfix.engine import ParseError, parse
-
         broken: dict[int, str] = {}
         for cell in self.cells:
             try:
@@ -203,7 +201,7 @@ def lint_notebook_module(text: str, filename: str, settings: Settings, *, left_o
         linted = lint_module(notebook.module, filename, settings)
     except ParseError as exc:
         if left_out is not None:
-            notebook, broken = analysable(text)
+            notebook, broken = without_broken_cells(notebook)
             if broken:
                 left_out.update(broken)
                 linted = lint_module(notebook.module, filename, settings)
@@ -216,19 +214,11 @@ def lint_notebook_module(text: str, filename: str, settings: Settings, *, left_o
     return ModuleLint([notebook.map_diagnostic(d) for d in linted.diagnostics], linted.links)
 
 
-def analysable(text: str) -> tuple[Notebook, dict[int, str]]:
-    """The notebook as `check` analyses it: when its joined cells do not parse, the code cells
-    that do not parse on their own left out (as comments, their text kept), with why."""
-    from jaxloopfix.engine import parse
-
-    notebook = Notebook(text)
-    try:
-        parse(notebook.module, "notebook")
-    except ParseError:
-        broken = notebook.broken_cells()
-        if broken:
-            return Notebook(text, left_out=frozenset(broken)), broken
-    return notebook, {}
+def without_broken_cells(notebook: Notebook) -> tuple[Notebook, dict[int, str]]:
+    """`notebook` with its code cells that do not parse on their own left out (as comments,
+    their text kept), with why; asked only once the joined cells failed to parse."""
+    broken = notebook.broken_cells()
+    return (Notebook(notebook.text, left_out=frozenset(broken)) if broken else notebook), broken
 
 
 def fix_notebook(
@@ -236,12 +226,17 @@ def fix_notebook(
 ) -> tuple[str, list[Diagnostic], int]:
     """Fix the notebook's cells; with `left_out` (a dict to fill), cells that do not parse are
     left out, and kept exactly as they are, as `lint_notebook_module` leaves them out."""
-    if left_out is not None:
-        notebook, broken = analysable(text)
+    notebook = Notebook(text)
+    try:
+        new_module, remaining, count = apply_fixes(notebook.module, filename, settings, unsafe=unsafe, accept=accept)
+    except ParseError:
+        if left_out is None:
+            raise
+        notebook, broken = without_broken_cells(notebook)
+        if not broken:
+            raise
         left_out.update(broken)
-    else:
-        notebook = Notebook(text)
-    new_module, remaining, count = apply_fixes(notebook.module, filename, settings, unsafe=unsafe, accept=accept)
+        new_module, remaining, count = apply_fixes(notebook.module, filename, settings, unsafe=unsafe, accept=accept)
     remaining = [notebook.map_diagnostic(d) for d in remaining]
     if not count:
         return text, remaining, 0

@@ -22,7 +22,7 @@ from functools import cached_property
 import libcst as cst
 
 from jaxloopfix.analysis.names import stored_names
-from jaxloopfix.analysis.source import ParsedModule
+from jaxloopfix.analysis.source import ParsedModule, descendants
 from jaxloopfix.analysis.value_kinds import ARRAY, TRACED, UNKNOWN, ValueKinds
 
 WRAPPERS = ("enumerate", "reversed")
@@ -79,12 +79,12 @@ def _holds_step_slice(filler: cst.For, value: cst.BaseExpression) -> bool:
 
     def slices(node: cst.CSTNode) -> bool:
         return any(isinstance(n, cst.Subscript) and any(
-            isinstance(m, cst.Name) and m.value in index for e in n.slice for m in _nodes(e)) for n in _nodes(node))
+            isinstance(m, cst.Name) and m.value in index for e in n.slice for m in descendants(e)) for n in descendants(node))
 
     if slices(value):
         return True
-    read = {n.value for n in _nodes(value) if isinstance(n, cst.Name)}
-    for node in _nodes(filler.body):
+    read = {n.value for n in descendants(value) if isinstance(n, cst.Name)}
+    for node in descendants(filler.body):
         if isinstance(node, cst.Assign) and any(
                 (stored_names(t.target) | _subscript_base(t.target)) & read for t in node.targets) and slices(node.value):
             return True
@@ -94,19 +94,6 @@ def _holds_step_slice(filler: cst.For, value: cst.BaseExpression) -> bool:
 def _subscript_base(target: cst.BaseExpression) -> set[str]:
     """`batch` of `batch["image"]` (a store into the object `batch`)."""
     return {target.value.value} if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) else set()
-
-
-def _nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
-    """`node` and everything under it."""
-    out: list[cst.CSTNode] = []
-
-    class Walk(cst.CSTVisitor):
-        def on_visit(self, inner: cst.CSTNode) -> bool:
-            out.append(inner)
-            return True
-
-    node.visit(Walk())
-    return out
 
 
 class PerStepLists:

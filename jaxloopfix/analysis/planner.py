@@ -296,14 +296,7 @@ class LoopPlanner:
                 static=self.traced.static_params,
             )
             or self._module_call(b.loop)
-            or self._traced_condition(
-                b.loop,
-                set(b.element_names)
-                | {self.parsed.code(s.array) for s in plan.sequences}
-                | ({iteration.index} if iteration.index else set()),
-                plan,
-                carried=b.flow.read_first & b.flow.assigned,
-            )
+            or self._traced_condition(b.loop, self._read_per_step(b), plan, carried=b.flow.read_first & b.flow.assigned)
         )
         b.live = b.dataflow.live_after()
         for name in sorted(b.loop_names & b.live):
@@ -436,6 +429,11 @@ class LoopPlanner:
         plan.unsafe_reasons.extend(use.unsafe_reasons)
         return True
 
+    def _read_per_step(self, b: _Build) -> set[str]:
+        """What the step reads per step: the element names, the scanned sequences, the index."""
+        index = b.iteration.index
+        return set(b.element_names) | {self.parsed.code(s.array) for s in b.plan.sequences} | ({index} if index else set())
+
     def _finish(self, b: _Build) -> LoopPlan | None:
         """Reads bound, values and bounds checked; then the two late rows, which need the plan:
         a refused loop that provably touches no array but does Python-level work, and a carry
@@ -443,9 +441,7 @@ class LoopPlanner:
         plan, iteration, loop = b.plan, b.iteration, b.loop
         # Last of the step's refusals (those that name the cause more closely come first): a
         # test on anything the step computes from the index, the slices or the carry.
-        seeds = set(b.element_names) | {self.parsed.code(s.array) for s in plan.sequences}
-        seeds |= ({iteration.index} if iteration.index else set()) | (b.flow.read_first & b.flow.assigned)
-        traced = traced_in_step(loop.body, seeds)
+        traced = traced_in_step(loop.body, self._read_per_step(b) | (b.flow.read_first & b.flow.assigned))
         b.refuse(self._traced_condition(loop, traced, selected=tuple(plan.selects)))
         b.refuse(host_conversion(loop.body, traced, frozenset(id(s) for s in plan.selects)))
         if not self._has_array_evidence(iteration.elements, plan, loop):

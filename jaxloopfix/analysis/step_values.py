@@ -17,6 +17,7 @@ from __future__ import annotations
 import libcst as cst
 
 from jaxloopfix.analysis.names import stored_names
+from jaxloopfix.analysis.source import shorten
 
 STATIC_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "size"})
 STATIC_CALLS = frozenset({"len", "isinstance"})
@@ -155,8 +156,7 @@ def host_conversion(body: cst.CSTNode, traced: set[str], selected: frozenset[int
 
 
 def _code(node: cst.CSTNode) -> str:
-    code = " ".join(cst.Module(body=[]).code_for_node(node).split())
-    return code if len(code) <= 40 else code[:37] + "..."
+    return shorten(cst.Module(body=[]).code_for_node(node), 40)
 
 
 def traced_in_step(body: cst.CSTNode, seeds: set[str]) -> set[str]:

@@ -779,10 +779,7 @@ class TracedFinder:
         method = self._method_value(first.value, node)
         if method is None:
             return None
-        params = [p.name.value for p in (*method.params.posonly_params, *method.params.params)]
-        bound_positional = [a for a in expr.args[1:] if a.keyword is None]
-        bound = set(params[: 1 + len(bound_positional)]) | {"self"}
-        return method, bound | {a.keyword.value for a in expr.args[1:] if a.keyword is not None}
+        return method, _bound_by_partial(method, list(expr.args[1:]), first=1) | {"self"}
 
     def _taken_instance(self, expr: cst.Call | cst.Name, node: cst.CSTNode) -> tuple[cst.FunctionDef, cst.ClassDef] | None:
         """An instance of a class of this module in a function position of a `_Taker` call (made
@@ -830,16 +827,15 @@ class TracedFinder:
             return []
         out: list[tuple[cst.FunctionDef, set[str]]] = []
         for name in self._definitions(expr, cst.Name):
-            unpacked = self._unpacked(name)  # type: ignore[arg-type]
-            if unpacked is not None:
+            bound, position = self._bound_value(name)  # type: ignore[arg-type]
+            if position is not None:
                 # `p, s = make_density(mus)`: the function the factory returns at that position.
-                if isinstance(unpacked[0].value, cst.Call):
-                    out.extend((func, set()) for func in self._returned_functions(unpacked[0].value, unpacked[1]))
+                if isinstance(bound, cst.Call):
+                    out.extend((func, set()) for func in self._returned_functions(bound, position))
                 continue
-            assign = self._assignment(name)  # type: ignore[arg-type]
-            if assign is None or len(assign.targets) != 1:
+            if bound is None:
                 continue
-            options = [assign.value.body, assign.value.orelse] if isinstance(assign.value, cst.IfExp) else [assign.value]
+            options = [bound.body, bound.orelse] if isinstance(bound, cst.IfExp) else [bound]
             for value in options:
                 resolved = self._function_and_bound(value)
                 if resolved is not None:
@@ -960,15 +956,19 @@ class TracedFinder:
                 continue
             if self.parsed.position(name).start.line > line:
                 continue  # bound after the use (`fn = make_report(...)` later): not what the transform took
-            unpacked = self._unpacked(name)  # type: ignore[arg-type]
-            if unpacked is not None:
-                value, position = unpacked[0].value, unpacked[1]
-            else:
-                assign = self._assignment(name)  # type: ignore[arg-type]
-                value, position = (assign.value if assign is not None and len(assign.targets) == 1 else None), None
+            value, position = self._bound_value(name)  # type: ignore[arg-type]
             if isinstance(value, cst.Call):
                 calls.append((value, position))
         return calls
+
+    def _bound_value(self, name: cst.Name) -> tuple[cst.BaseExpression | None, int | None]:
+        """What a binding occurrence of `name` binds: (value, None) for `name = value`, (value, 1)
+        for `p, name = value` (the position it unpacks), (None, None) for any other binding."""
+        unpacked = self._unpacked(name)
+        if unpacked is not None:
+            return unpacked[0].value, unpacked[1]
+        assign = self._assignment(name)
+        return (assign.value if assign is not None and len(assign.targets) == 1 else None), None
 
     def _passed_functions(self, expr: cst.Name, depth: int) -> list[cst.FunctionDef]:
         """For a parameter `model` of `run_inference`: the functions (or aliases of them) that
@@ -1085,11 +1085,7 @@ class TracedFinder:
             func = self.resolve_function(first.value)
             if func is None or any(a.star for a in expr.args[1:]):
                 return None
-            params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
-            bound_positional = [a for a in expr.args[1:] if a.keyword is None]
-            bound = set(params[: len(bound_positional)])
-            bound |= {a.keyword.value for a in expr.args[1:] if a.keyword is not None}
-            return func, bound
+            return func, _bound_by_partial(func, list(expr.args[1:]))
         return None
 
     def _lifted_target(self, call: cst.Call) -> cst.ClassDef | cst.FunctionDef | None:
@@ -2697,6 +2693,14 @@ def _mro(cls: cst.ClassDef, classes: dict[str, cst.ClassDef]) -> list[cst.ClassD
             if isinstance(value, cst.Name) and value.value in classes:
                 pending.append(classes[value.value])
     return order
+
+def _bound_by_partial(func: cst.FunctionDef, given: list[cst.Arg], first: int = 0) -> set[str]:
+    """The parameters `partial(func, *given)` binds: one per positional argument, after the
+    `first` the call itself binds (a bound method's `self`), and every keyword."""
+    params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
+    positional = [a for a in given if a.keyword is None]
+    return set(params[: first + len(positional)]) | {a.keyword.value for a in given if a.keyword is not None}
+
 
 def _returned_by(factory: cst.FunctionDef, position: int | None = None) -> list[cst.FunctionDef]:
     """The functions `factory` defines in its own body and returns by name: `return loss`, or
